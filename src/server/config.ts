@@ -1,0 +1,203 @@
+// In charge of reading the process environment once, validating it, and (in local mode only)
+// generating and persisting the development secrets so a zero-configuration start just works.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { SignJWT } from 'jose';
+import { z } from 'zod';
+
+/** Local mode = no DATABASE_URL: embedded Postgres and generated secrets. Production = everything explicit. */
+export type Mode = 'local' | 'production';
+
+export interface RateLimits {
+  /** password grants per e-mail address per window */
+  signInPerEmail: number;
+  /** password grants per client address per window */
+  signInPerAddress: number;
+  /** refresh grants per session per window */
+  refreshPerSession: number;
+  /** sign-ups per client address per window */
+  signUpPerAddress: number;
+  windowSeconds: number;
+}
+
+export interface Config {
+  mode: Mode;
+  port: number;
+  host: string;
+  appUrl: string;
+  authUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  jwtSecret: string;
+  jwtIssuer: string;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  projectApiKey: string;
+  serviceRoleKey: string;
+  paymentWebhookSecret: string;
+  cronSecret: string;
+  autoconfirm: boolean;
+  disableSignup: boolean;
+  minPasswordLength: number;
+  trustProxy: boolean;
+  rateLimits: RateLimits;
+  logLevel: string;
+}
+
+/** Secrets that production must be given explicitly, in the order they are reported when missing. */
+export const REQUIRED_SECRETS = [
+  'JWT_SECRET',
+  'PROJECT_API_KEY',
+  'SERVICE_ROLE_KEY',
+  'PAYMENT_WEBHOOK_SECRET',
+  'CRON_SECRET',
+] as const;
+type SecretName = (typeof REQUIRED_SECRETS)[number];
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const boolFlag = z
+  .enum(['true', 'false', '1', '0', 'on', 'off', 'yes', 'no'])
+  .transform((v) => ['true', '1', 'on', 'yes'].includes(v));
+
+const positiveInt = z.coerce.number().int().positive();
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  APP_URL: z.url().optional(),
+  AUTH_URL: z.url().optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DATA_DIR: z.string().min(1).default('.data'),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  JWT_ISSUER: z.string().min(1).optional(),
+  JWT_EXPIRY: positiveInt.max(86400).default(3600),
+  REFRESH_TOKEN_TTL: positiveInt.default(30 * 24 * 3600),
+  PROJECT_API_KEY: z.string().min(20, 'must be at least 20 characters').optional(),
+  SERVICE_ROLE_KEY: z.string().min(20, 'must be at least 20 characters').optional(),
+  PAYMENT_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  CRON_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  AUTH_AUTOCONFIRM: boolFlag.optional(),
+  DISABLE_SIGNUP: boolFlag.default(false),
+  PASSWORD_MIN_LENGTH: positiveInt.min(6).max(72).default(8),
+  TRUST_PROXY: boolFlag.default(false),
+  RATE_LIMIT_WINDOW: positiveInt.default(300),
+  RATE_LIMIT_SIGNIN_PER_EMAIL: positiveInt.default(10),
+  RATE_LIMIT_SIGNIN_PER_ADDRESS: positiveInt.default(150),
+  RATE_LIMIT_REFRESH_PER_SESSION: positiveInt.default(60),
+  RATE_LIMIT_SIGNUP_PER_ADDRESS: positiveInt.default(30),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+function randomSecret(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+/** Supabase-style API keys: long-lived HS256 JWTs naming the role, so existing tooling recognises them. */
+async function mintApiKey(secret: string, role: 'anon' | 'service_role', issuer: string) {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ role })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(issuer)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 10 * 365 * 24 * 3600)
+    .sign(new TextEncoder().encode(secret));
+}
+
+type DevSecrets = Record<SecretName, string>;
+
+/** Loads the development secrets from DATA_DIR, creating any that are missing (first start). */
+async function loadOrCreateDevSecrets(dataDir: string, issuer: string): Promise<DevSecrets> {
+  const file = path.join(dataDir, 'dev-secrets.json');
+  const stored: Partial<DevSecrets> = existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<DevSecrets>)
+    : {};
+  const jwtSecret = stored.JWT_SECRET ?? randomSecret(48);
+  const secrets: DevSecrets = {
+    JWT_SECRET: jwtSecret,
+    PROJECT_API_KEY: stored.PROJECT_API_KEY ?? (await mintApiKey(jwtSecret, 'anon', issuer)),
+    SERVICE_ROLE_KEY: stored.SERVICE_ROLE_KEY ?? (await mintApiKey(jwtSecret, 'service_role', issuer)),
+    PAYMENT_WEBHOOK_SECRET: stored.PAYMENT_WEBHOOK_SECRET ?? `whsec_${randomSecret(24)}`,
+    CRON_SECRET: stored.CRON_SECRET ?? randomSecret(32),
+  };
+  if (REQUIRED_SECRETS.some((name) => stored[name] !== secrets[name])) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 });
+  }
+  return secrets;
+}
+
+function formatIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+}
+
+/**
+ * Validates the environment. Throws ConfigError naming every bad or missing variable.
+ * In local mode, secrets that are not given are generated and kept in DATA_DIR.
+ */
+export async function loadConfig(env: Record<string, string | undefined> = process.env): Promise<Config> {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(`Invalid configuration: ${formatIssues(parsed.error)}`);
+  }
+  const e = parsed.data;
+  const mode: Mode = e.DATABASE_URL ? 'production' : 'local';
+  const port = e.PORT;
+  const appUrl = (e.APP_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const authUrl = (e.AUTH_URL ?? appUrl).replace(/\/+$/, '');
+  const jwtIssuer = e.JWT_ISSUER ?? `${authUrl}/auth/v1`;
+  const dataDir = path.resolve(e.DATA_DIR);
+
+  let secrets: DevSecrets;
+  if (mode === 'production') {
+    const missing = REQUIRED_SECRETS.filter((name) => !e[name]);
+    if (missing.length > 0) {
+      throw new ConfigError(
+        `Missing required secrets for production mode (DATABASE_URL is set): ${missing.join(', ')}`,
+      );
+    }
+    secrets = Object.fromEntries(REQUIRED_SECRETS.map((n) => [n, e[n] as string])) as DevSecrets;
+  } else {
+    const generated = await loadOrCreateDevSecrets(dataDir, jwtIssuer);
+    secrets = Object.fromEntries(REQUIRED_SECRETS.map((n) => [n, e[n] ?? generated[n]])) as DevSecrets;
+  }
+  if (secrets.PROJECT_API_KEY === secrets.SERVICE_ROLE_KEY) {
+    throw new ConfigError('PROJECT_API_KEY and SERVICE_ROLE_KEY must differ');
+  }
+
+  return {
+    mode,
+    port,
+    host: e.HOST,
+    appUrl,
+    authUrl,
+    databaseUrl: e.DATABASE_URL,
+    dataDir,
+    jwtSecret: secrets.JWT_SECRET,
+    jwtIssuer,
+    accessTokenTtlSeconds: e.JWT_EXPIRY,
+    refreshTokenTtlSeconds: e.REFRESH_TOKEN_TTL,
+    projectApiKey: secrets.PROJECT_API_KEY,
+    serviceRoleKey: secrets.SERVICE_ROLE_KEY,
+    paymentWebhookSecret: secrets.PAYMENT_WEBHOOK_SECRET,
+    cronSecret: secrets.CRON_SECRET,
+    autoconfirm: e.AUTH_AUTOCONFIRM ?? mode === 'local',
+    disableSignup: e.DISABLE_SIGNUP,
+    minPasswordLength: e.PASSWORD_MIN_LENGTH,
+    trustProxy: e.TRUST_PROXY,
+    rateLimits: {
+      windowSeconds: e.RATE_LIMIT_WINDOW,
+      signInPerEmail: e.RATE_LIMIT_SIGNIN_PER_EMAIL,
+      signInPerAddress: e.RATE_LIMIT_SIGNIN_PER_ADDRESS,
+      refreshPerSession: e.RATE_LIMIT_REFRESH_PER_SESSION,
+      signUpPerAddress: e.RATE_LIMIT_SIGNUP_PER_ADDRESS,
+    },
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,19 @@
+// In charge of choosing the database: DATABASE_URL when given, otherwise the embedded server
+// under DATA_DIR/postgres. Returns a connection URL and how to stop whatever was started.
+import path from 'node:path';
+import type { Config } from '../config.js';
+import { startEmbeddedPostgres } from './embedded.js';
+
+export interface DatabaseHandle {
+  url: string;
+  embedded: boolean;
+  stop(): Promise<void>;
+}
+
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<DatabaseHandle> {
+  if (config.databaseUrl) {
+    return { url: config.databaseUrl, embedded: false, stop: async () => undefined };
+  }
+  const server = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'postgres') });
+  return { url: server.url, embedded: true, stop: () => server.stop() };
+}

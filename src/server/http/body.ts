@@ -1,0 +1,53 @@
+// In charge of reading request bodies safely: a hard size cap (413) enforced while streaming,
+// and JSON that must parse (400) before any handler sees it.
+import { HttpError } from './errors.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Reads the raw body as bytes, refusing anything over `limit` without buffering it all. */
+export async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > limit) throw payloadTooLarge(limit);
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw payloadTooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+export async function readBodyText(request: Request, limit = MAX_BODY_BYTES): Promise<string> {
+  return new TextDecoder('utf-8', { fatal: false }).decode(await readBodyBytes(request, limit));
+}
+
+/** Parses a JSON body. An empty body is `undefined`; malformed JSON is a 400 bad_json. */
+export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Promise<unknown> {
+  const text = await readBodyText(request, limit);
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new HttpError(400, 'Could not parse request body as JSON', { code: 'bad_json' });
+  }
+}
+
+function payloadTooLarge(limit: number): HttpError {
+  return new HttpError(413, `Request body is larger than ${limit} bytes`, {
+    code: 'request_too_large',
+  });
+}

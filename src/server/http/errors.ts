@@ -1,0 +1,32 @@
+// In charge of the one error type every module throws. Each API surface renders it in its own
+// wire format in exactly one place (identity: GoTrue bodies; data API: PostgREST bodies).
+export interface HttpErrorOptions {
+  /** machine-readable code, stable across releases (e.g. invalid_credentials, PGRST116) */
+  code: string;
+  details?: string | null;
+  hint?: string | null;
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class HttpError extends Error {
+  override name = 'HttpError';
+  readonly status: number;
+  readonly code: string;
+  readonly details: string | null;
+  readonly hint: string | null;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, message: string, options: HttpErrorOptions) {
+    super(message, { cause: options.cause });
+    this.status = status;
+    this.code = options.code;
+    this.details = options.details ?? null;
+    this.hint = options.hint ?? null;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function isHttpError(error: unknown): error is HttpError {
+  return error instanceof HttpError;
+}

@@ -1,0 +1,104 @@
+// In charge of access tokens: minting HS256 JWTs with the claims Supabase puts in them, and
+// verifying presented tokens (algorithm pinned, signature, expiry, audience, required claims).
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { errors } from './errors.js';
+
+export interface AmrEntry {
+  method: string;
+  timestamp: number;
+}
+
+export interface AccessTokenSubject {
+  userId: string;
+  aud: string;
+  role: string;
+  email: string;
+  phone: string;
+  appMetadata: Record<string, unknown>;
+  userMetadata: Record<string, unknown>;
+  isAnonymous: boolean;
+  sessionId: string;
+  aal: string;
+  amr: AmrEntry[];
+}
+
+export interface AccessTokenClaims {
+  iss: string;
+  sub: string;
+  aud: string;
+  exp: number;
+  iat: number;
+  email: string;
+  phone: string;
+  app_metadata: Record<string, unknown>;
+  user_metadata: Record<string, unknown>;
+  role: string;
+  aal: string;
+  amr: AmrEntry[];
+  session_id: string;
+  is_anonymous: boolean;
+}
+
+export interface TokenSigner {
+  key: Uint8Array;
+  issuer: string;
+  ttlSeconds: number;
+}
+
+export function createTokenSigner(secret: string, issuer: string, ttlSeconds: number): TokenSigner {
+  return { key: new TextEncoder().encode(secret), issuer, ttlSeconds };
+}
+
+export async function signAccessToken(
+  signer: TokenSigner,
+  subject: AccessTokenSubject,
+  now = Math.floor(Date.now() / 1000),
+): Promise<{ token: string; expiresAt: number }> {
+  const expiresAt = now + signer.ttlSeconds;
+  const token = await new SignJWT({
+    email: subject.email,
+    phone: subject.phone,
+    app_metadata: subject.appMetadata,
+    user_metadata: subject.userMetadata,
+    role: subject.role,
+    aal: subject.aal,
+    amr: subject.amr,
+    session_id: subject.sessionId,
+    is_anonymous: subject.isAnonymous,
+  })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(signer.issuer)
+    .setSubject(subject.userId)
+    .setAudience(subject.aud)
+    .setIssuedAt(now)
+    .setExpirationTime(expiresAt)
+    .sign(signer.key);
+  return { token, expiresAt };
+}
+
+/** Verifies a user access token; any failure is a 401 bad_jwt naming the reason. */
+export async function verifyAccessToken(signer: TokenSigner, token: string): Promise<AccessTokenClaims> {
+  let payload: Record<string, unknown>;
+  try {
+    ({ payload } = await jwtVerify(token, signer.key, { algorithms: ['HS256'] }));
+  } catch (error) {
+    if (error instanceof joseErrors.JWTExpired) throw errors.badJwt('token is expired');
+    if (error instanceof joseErrors.JWSSignatureVerificationFailed)
+      throw errors.badJwt('signature is invalid');
+    if (error instanceof joseErrors.JOSEAlgNotAllowed) throw errors.badJwt('signing method is not allowed');
+    throw errors.badJwt('token is malformed');
+  }
+  const { sub, role, session_id: sessionId, exp, iat } = payload;
+  if (
+    typeof sub !== 'string' ||
+    typeof role !== 'string' ||
+    typeof exp !== 'number' ||
+    typeof iat !== 'number'
+  ) {
+    throw errors.badJwt('required claims are missing');
+  }
+  if (role !== 'authenticated' || typeof sessionId !== 'string') {
+    throw errors.badJwt('not a user access token');
+  }
+  return payload as unknown as AccessTokenClaims;
+}

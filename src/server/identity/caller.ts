@@ -1,0 +1,49 @@
+// In charge of deciding who is calling, for every /auth/v1 and /rest/v1 request: the apikey
+// header must name a project key, and the Authorization bearer (a key or a user access token)
+// decides the database role. Shared by the identity service and the data API.
+import { verifyAccessToken, type AccessTokenClaims, type TokenSigner } from './access-tokens.js';
+import { errors } from './errors.js';
+import { secretsEqual } from './secrets.js';
+
+export interface ProjectKeys {
+  projectApiKey: string;
+  serviceRoleKey: string;
+}
+
+export type Caller =
+  | { kind: 'anon'; claims: { role: 'anon' } }
+  | { kind: 'service'; claims: { role: 'service_role' } }
+  | { kind: 'user'; claims: AccessTokenClaims & { role: 'authenticated' }; token: string };
+
+const ANON: Caller = { kind: 'anon', claims: { role: 'anon' } };
+const SERVICE: Caller = { kind: 'service', claims: { role: 'service_role' } };
+
+function keyRole(value: string, keys: ProjectKeys): Caller | null {
+  // Both comparisons always run, so timing does not tell which key (if any) was close.
+  const isProject = secretsEqual(value, keys.projectApiKey);
+  const isService = secretsEqual(value, keys.serviceRoleKey);
+  if (isService) return SERVICE;
+  if (isProject) return ANON;
+  return null;
+}
+
+/** Throws 401 for a missing or unknown apikey, or a bearer that is neither a key nor a valid token. */
+export async function resolveCaller(
+  headers: Headers,
+  keys: ProjectKeys,
+  signer: TokenSigner,
+): Promise<Caller> {
+  const apikey = headers.get('apikey');
+  const keyCaller = apikey ? keyRole(apikey, keys) : null;
+  if (!keyCaller) throw errors.invalidApiKey();
+
+  const authorization = headers.get('authorization');
+  if (authorization === null) return keyCaller;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!match) throw errors.badJwt('Authorization header must be "Bearer <token>"');
+  const bearer = match[1]!;
+  const bearerKey = keyRole(bearer, keys);
+  if (bearerKey) return bearerKey;
+  const claims = await verifyAccessToken(signer, bearer);
+  return { kind: 'user', claims: claims as AccessTokenClaims & { role: 'authenticated' }, token: bearer };
+}

@@ -1,0 +1,71 @@
+// In charge of the identity service's error catalogue: the GoTrue error codes supabase-js
+// understands, and the OAuth-style `error`/`error_description` pair the interface spec requires.
+import { HttpError } from '../http/errors.js';
+
+/** OAuth-style category for the spec's `error` field; GoTrue's own code goes in `error_code`. */
+const OAUTH_ERROR: Record<string, string> = {
+  invalid_credentials: 'invalid_grant',
+  refresh_token_not_found: 'invalid_grant',
+  refresh_token_already_used: 'invalid_grant',
+  session_not_found: 'invalid_grant',
+  session_expired: 'invalid_grant',
+  email_not_confirmed: 'invalid_grant',
+  user_banned: 'invalid_grant',
+  unsupported_grant_type: 'unsupported_grant_type',
+  validation_failed: 'invalid_request',
+  bad_json: 'invalid_request',
+  request_too_large: 'invalid_request',
+  bad_jwt: 'invalid_token',
+  no_authorization: 'invalid_token',
+  invalid_api_key: 'invalid_client',
+  not_admin: 'insufficient_scope',
+};
+
+export function oauthErrorFor(code: string): string {
+  return OAUTH_ERROR[code] ?? code;
+}
+
+export function authError(status: number, code: string, message: string, headers?: Record<string, string>) {
+  return new HttpError(status, message, { code, ...(headers ? { headers } : {}) });
+}
+
+export const errors = {
+  invalidCredentials: () => authError(400, 'invalid_credentials', 'Invalid login credentials'),
+  validation: (message: string) => authError(400, 'validation_failed', message),
+  unsupportedGrant: () =>
+    authError(400, 'unsupported_grant_type', 'unsupported_grant_type: use password or refresh_token'),
+  refreshNotFound: () =>
+    authError(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found'),
+  refreshAlreadyUsed: () =>
+    authError(400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used'),
+  refreshExpired: () => authError(400, 'session_expired', 'Invalid Refresh Token: Session Expired'),
+  emailNotConfirmed: () => authError(400, 'email_not_confirmed', 'Email not confirmed'),
+  userBanned: () => authError(400, 'user_banned', 'User is banned'),
+  noAuthorization: () =>
+    authError(401, 'no_authorization', 'This endpoint requires a valid Bearer token', {
+      'WWW-Authenticate': 'Bearer',
+    }),
+  badJwt: (reason: string) =>
+    authError(401, 'bad_jwt', `invalid JWT: ${reason}`, {
+      'WWW-Authenticate': `Bearer error="invalid_token"`,
+    }),
+  sessionNotFound: () =>
+    authError(401, 'session_not_found', 'Session from session_id claim in JWT does not exist'),
+  userNotFoundForToken: () => authError(401, 'user_not_found', 'User from sub claim in JWT does not exist'),
+  notAdmin: () => authError(403, 'not_admin', 'User not allowed'),
+  userNotFound: () => authError(404, 'user_not_found', 'User not found'),
+  invalidApiKey: () =>
+    authError(401, 'invalid_api_key', 'Invalid API key: send the project key in the apikey header'),
+  weakPassword: (min: number) =>
+    authError(422, 'weak_password', `Password should be at least ${min} characters.`),
+  samePassword: () =>
+    authError(422, 'same_password', 'New password should be different from the old password.'),
+  userAlreadyExists: () => authError(422, 'user_already_exists', 'User already registered'),
+  emailExists: () =>
+    authError(422, 'email_exists', 'A user with this email address has already been registered'),
+  signupDisabled: () => authError(422, 'signup_disabled', 'Signups not allowed for this instance'),
+  rateLimited: (retryAfterSeconds: number) =>
+    authError(429, 'over_request_rate_limit', 'Request rate limit reached', {
+      'Retry-After': String(retryAfterSeconds),
+    }),
+};

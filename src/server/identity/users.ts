@@ -1,0 +1,227 @@
+// In charge of the auth.users and auth.identities rows: reading, creating and changing users,
+// and rendering a user in the exact JSON shape GoTrue returns (what supabase-js reads).
+import type { Tx } from '../db/transactions.js';
+
+export interface UserRow {
+  id: string;
+  aud: string;
+  role: string;
+  email: string | null;
+  phone: string | null;
+  encrypted_password: string | null;
+  email_confirmed_at: Date | null;
+  invited_at: Date | null;
+  confirmation_sent_at: Date | null;
+  last_sign_in_at: Date | null;
+  raw_app_meta_data: Record<string, unknown>;
+  raw_user_meta_data: Record<string, unknown>;
+  banned_until: Date | null;
+  is_anonymous: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface IdentityRow {
+  id: string;
+  user_id: string;
+  provider: string;
+  provider_id: string;
+  identity_data: Record<string, unknown>;
+  last_sign_in_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface UserWithIdentities extends UserRow {
+  identities: IdentityRow[];
+}
+
+const USER_COLUMNS = `u.id, u.aud, u.role, u.email, u.phone, u.encrypted_password, u.email_confirmed_at,
+  u.invited_at, u.confirmation_sent_at, u.last_sign_in_at, u.raw_app_meta_data, u.raw_user_meta_data,
+  u.banned_until, u.is_anonymous, u.created_at, u.updated_at`;
+
+const IDENTITIES = `coalesce((select json_agg(i order by i.created_at) from auth.identities i
+  where i.user_id = u.id), '[]') as identities`;
+
+/** Trimmed and lower-cased: one account per mailbox however the address is typed. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+function iso(value: Date | string | null): string | undefined {
+  if (value === null) return undefined;
+  return new Date(value).toISOString();
+}
+
+export function isBanned(user: UserRow, now = new Date()): boolean {
+  return user.banned_until !== null && new Date(user.banned_until) > now;
+}
+
+/** The GoTrue user object: optional timestamps are left out when null, email/phone are "" when absent. */
+export function renderUser(user: UserWithIdentities): Record<string, unknown> {
+  const optional: Record<string, string | undefined> = {
+    email_confirmed_at: iso(user.email_confirmed_at),
+    confirmed_at: iso(user.email_confirmed_at),
+    invited_at: iso(user.invited_at),
+    confirmation_sent_at: iso(user.confirmation_sent_at),
+    last_sign_in_at: iso(user.last_sign_in_at),
+    banned_until: iso(user.banned_until),
+  };
+  const present = Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined));
+  return {
+    id: user.id,
+    aud: user.aud,
+    role: user.role,
+    email: user.email ?? '',
+    phone: user.phone ?? '',
+    ...present,
+    app_metadata: user.raw_app_meta_data,
+    user_metadata: user.raw_user_meta_data,
+    identities: user.identities.map((i) => ({
+      identity_id: i.id,
+      id: i.provider_id,
+      user_id: i.user_id,
+      identity_data: i.identity_data,
+      provider: i.provider,
+      last_sign_in_at: iso(i.last_sign_in_at),
+      created_at: iso(i.created_at),
+      updated_at: iso(i.updated_at),
+      email: typeof i.identity_data.email === 'string' ? i.identity_data.email : undefined,
+    })),
+    created_at: iso(user.created_at),
+    updated_at: iso(user.updated_at),
+    is_anonymous: user.is_anonymous,
+  };
+}
+
+export async function findUserById(tx: Tx, id: string): Promise<UserWithIdentities | null> {
+  const result = await tx.query<UserWithIdentities>(
+    `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u where u.id = $1`,
+    [id],
+  );
+  return result.rows[0] ?? null;
+}
+
+export async function findUserByEmail(tx: Tx, email: string): Promise<UserWithIdentities | null> {
+  const result = await tx.query<UserWithIdentities>(
+    `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u where u.email = $1`,
+    [normalizeEmail(email)],
+  );
+  return result.rows[0] ?? null;
+}
+
+export interface NewUser {
+  email: string;
+  passwordHash: string | null;
+  confirmed: boolean;
+  invited?: boolean;
+  userMetadata?: Record<string, unknown>;
+  appMetadata?: Record<string, unknown>;
+}
+
+/** Inserts a user with its e-mail identity. Returns null when the e-mail is already registered. */
+export async function insertUser(tx: Tx, input: NewUser): Promise<UserWithIdentities | null> {
+  const email = normalizeEmail(input.email);
+  const inserted = await tx.query<{ id: string }>(
+    `insert into auth.users (email, encrypted_password, email_confirmed_at, invited_at,
+       confirmation_sent_at, raw_user_meta_data, raw_app_meta_data)
+     values ($1, $2, case when $3 then now() end, case when $4 then now() end,
+       case when not $3 then now() end, $5,
+       '{"provider":"email","providers":["email"]}'::jsonb || $6::jsonb)
+     on conflict (email) do nothing
+     returning id`,
+    [
+      email,
+      input.passwordHash,
+      input.confirmed,
+      input.invited ?? false,
+      JSON.stringify(input.userMetadata ?? {}),
+      JSON.stringify(input.appMetadata ?? {}),
+    ],
+  );
+  const id = inserted.rows[0]?.id;
+  if (!id) return null;
+  await tx.query(
+    `insert into auth.identities (user_id, provider, provider_id, identity_data)
+     values ($1::uuid, 'email', $2::text, jsonb_build_object('sub', $2::text, 'email', $3::text,
+       'email_verified', $4::boolean, 'phone_verified', false))`,
+    [id, id, email, input.confirmed],
+  );
+  return findUserById(tx, id);
+}
+
+export interface UserChanges {
+  email?: string;
+  passwordHash?: string;
+  confirm?: boolean;
+  userMetadata?: Record<string, unknown>;
+  appMetadata?: Record<string, unknown>;
+  bannedUntil?: Date | null;
+}
+
+/**
+ * Applies changes. Metadata is merged key by key and a null value removes the key (GoTrue's rule).
+ * Returns false when the new e-mail belongs to another user.
+ */
+export async function updateUser(tx: Tx, id: string, changes: UserChanges): Promise<boolean> {
+  try {
+    await tx.query('savepoint update_user');
+    await tx.query(
+      `update auth.users set
+         email = coalesce($2, email),
+         encrypted_password = coalesce($3, encrypted_password),
+         email_confirmed_at = case when $4 then coalesce(email_confirmed_at, now()) else email_confirmed_at end,
+         raw_user_meta_data = case when $5::jsonb is null then raw_user_meta_data
+           else jsonb_strip_nulls(raw_user_meta_data || $5::jsonb) end,
+         raw_app_meta_data = case when $6::jsonb is null then raw_app_meta_data
+           else jsonb_strip_nulls(raw_app_meta_data || $6::jsonb) end,
+         banned_until = case when $7 then $8::timestamptz else banned_until end,
+         updated_at = now()
+       where id = $1`,
+      [
+        id,
+        changes.email === undefined ? null : normalizeEmail(changes.email),
+        changes.passwordHash ?? null,
+        changes.confirm ?? false,
+        changes.userMetadata === undefined ? null : JSON.stringify(changes.userMetadata),
+        changes.appMetadata === undefined ? null : JSON.stringify(changes.appMetadata),
+        changes.bannedUntil !== undefined,
+        changes.bannedUntil ?? null,
+      ],
+    );
+    await tx.query('release savepoint update_user');
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505') {
+      await tx.query('rollback to savepoint update_user');
+      return false;
+    }
+    throw error;
+  }
+  if (changes.email !== undefined) {
+    await tx.query(
+      `update auth.identities set identity_data = identity_data || jsonb_build_object('email', $2::text),
+         updated_at = now() where user_id = $1 and provider = 'email'`,
+      [id, normalizeEmail(changes.email)],
+    );
+  }
+  return true;
+}
+
+export async function deleteUser(tx: Tx, id: string): Promise<boolean> {
+  const result = await tx.query('delete from auth.users where id = $1', [id]);
+  return (result.rowCount ?? 0) > 0;
+}
+
+export async function listUsers(
+  tx: Tx,
+  page: number,
+  perPage: number,
+): Promise<{ users: UserWithIdentities[]; total: number }> {
+  const rows = await tx.query<UserWithIdentities>(
+    `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u
+     order by u.created_at, u.id limit $1 offset $2`,
+    [perPage, (page - 1) * perPage],
+  );
+  const count = await tx.query<{ total: string }>('select count(*) as total from auth.users');
+  return { users: rows.rows, total: Number(count.rows[0]?.total ?? 0) };
+}

@@ -1,0 +1,74 @@
+// In charge of the process: configuration -> database (embedded or DATABASE_URL) -> migrations
+// -> the platform app and Next.js behind one node:http server -> graceful stop.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { openDatabase } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import { createPool } from './db/pool.js';
+import { createLogger } from './logger.js';
+import { createPlatform, isPlatformPath } from './platform.js';
+import { loadWebHandler } from './web.js';
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = await loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`tenantry: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  const database = await openDatabase(config);
+  const pool = createPool(database.url);
+  const migrations = await migrate(pool);
+  logger.info({ applied: migrations.applied, alreadyApplied: migrations.skipped }, 'migrations up to date');
+
+  const { app } = createPlatform({ config, pool, logger });
+  const platformListener = getRequestListener(app.fetch);
+  const web = await loadWebHandler(logger);
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const pathname = (req.url ?? '/').split('?')[0] ?? '/';
+    if (isPlatformPath(pathname) || !web) {
+      void platformListener(req, res);
+    } else {
+      void web(req, res);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+
+  const banner = [
+    '',
+    `  Tenantry is running at ${config.appUrl}`,
+    `  mode:            ${config.mode}${database.embedded ? ' (embedded PostgreSQL)' : ''}`,
+    `  auth url:        ${config.authUrl}/auth/v1`,
+    `  public api key:  ${config.projectApiKey}`,
+    config.mode === 'local'
+      ? `  dev secrets:     ${config.dataDir}/dev-secrets.json (service-role key, webhook and cron secrets)`
+      : '',
+    '',
+  ].filter((line) => line !== '' || true);
+  process.stdout.write(banner.join('\n') + '\n');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await pool.end();
+    await database.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`tenantry: failed to start: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,89 @@
+// In charge of assembling the platform app (Hono): the identity service at /auth/v1, health
+// and readiness at /api/health, and later the data API, billing webhook and digest trigger.
+// Everything here is created from explicit dependencies so tests can build one per database.
+import { Hono } from 'hono';
+import type { HttpBindings } from '@hono/node-server';
+import type { Config } from './config.js';
+import type { Pool } from './db/pool.js';
+import { createTokenSigner } from './identity/access-tokens.js';
+import { createRefreshTokenKey } from './identity/refresh-tokens.js';
+import { identityRoutes } from './identity/routes.js';
+import { IdentityService } from './identity/service.js';
+import type { Logger } from './logger.js';
+
+export interface PlatformDeps {
+  config: Config;
+  pool: Pool;
+  logger: Logger;
+}
+
+/** Path prefixes served by the platform app; everything else belongs to Next.js. */
+export const PLATFORM_PREFIXES = [
+  '/auth/v1',
+  '/rest/v1',
+  '/api/health',
+  '/api/billing',
+  '/api/notifications',
+];
+
+export function isPlatformPath(pathname: string): boolean {
+  return PLATFORM_PREFIXES.some((p) => pathname === p || pathname.startsWith(`${p}/`));
+}
+
+async function databaseReady(pool: Pool): Promise<boolean> {
+  const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), 2000).unref());
+  const probe = pool.query('select 1').then(
+    () => true,
+    () => false,
+  );
+  return Promise.race([probe, timeout]);
+}
+
+export function createPlatform({ config, pool, logger }: PlatformDeps) {
+  const signer = createTokenSigner(config.jwtSecret, config.jwtIssuer, config.accessTokenTtlSeconds);
+  const identity = new IdentityService({
+    pool,
+    signer,
+    refreshKey: createRefreshTokenKey(config.jwtSecret),
+    settings: {
+      autoconfirm: config.autoconfirm,
+      disableSignup: config.disableSignup,
+      minPasswordLength: config.minPasswordLength,
+      refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+      rateLimits: config.rateLimits,
+    },
+  });
+  const keys = { projectApiKey: config.projectApiKey, serviceRoleKey: config.serviceRoleKey };
+
+  const app = new Hono<{ Bindings: HttpBindings }>();
+
+  app.get('/api/health', (c) => c.json({ status: 'ok' }));
+  app.get('/api/health/ready', async (c) => {
+    const ok = await databaseReady(pool);
+    return c.json(
+      { status: ok ? 'ready' : 'unavailable', database: ok ? 'ok' : 'unreachable' },
+      ok ? 200 : 503,
+    );
+  });
+
+  app.route(
+    '/auth/v1',
+    identityRoutes({
+      service: identity,
+      keys,
+      signer,
+      trustProxy: config.trustProxy,
+      autoconfirm: config.autoconfirm,
+      disableSignup: config.disableSignup,
+      logger,
+    }),
+  );
+
+  app.notFound((c) => c.json({ error: 'not_found', message: 'No such endpoint' }, 404));
+  app.onError((error, c) => {
+    logger.error({ err: error, path: c.req.path }, 'request failed');
+    return c.json({ error: 'internal_error', message: 'Internal server error' }, 500);
+  });
+
+  return { app, identity, signer };
+}

@@ -1,0 +1,40 @@
+// Starts one real embedded PostgreSQL for the whole test run and prepares a migrated template
+// database; each test file clones it (CREATE DATABASE … TEMPLATE) for an isolated copy.
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../../src/server/db/embedded.js';
+import { migrate } from '../../src/server/db/migrate.js';
+import { createPool } from '../../src/server/db/pool.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgAdminUrl: string;
+    templateDatabase: string;
+  }
+}
+
+export const TEMPLATE_DATABASE = 'tenantry_template';
+
+export default async function setup(project: TestProject) {
+  const root = mkdtempSync(path.join(tmpdir(), 'tenantry-test-'));
+  // When tests run as root the cluster runs as the 'postgres' user, which must reach this folder.
+  chmodSync(root, 0o755);
+  const server = await startEmbeddedPostgres({ dataDir: path.join(root, 'pg'), port: 0, persistent: false });
+  const adminUrl = server.url.replace(/\/tenantry$/, '/postgres');
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${TEMPLATE_DATABASE}`);
+  await admin.end();
+  const pool = createPool(adminUrl.replace(/\/postgres$/, `/${TEMPLATE_DATABASE}`));
+  await migrate(pool);
+  await pool.end();
+  project.provide('pgAdminUrl', adminUrl);
+  project.provide('templateDatabase', TEMPLATE_DATABASE);
+  return async () => {
+    await server.stop();
+    rmSync(root, { recursive: true, force: true });
+  };
+}
