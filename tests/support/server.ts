@@ -21,6 +21,8 @@ export interface TestServer {
   client(): SupabaseClient;
   /** a supabase-js client with the service-role key */
   adminClient(): SupabaseClient;
+  /** a supabase-js client that sends the given bearer token instead of a session */
+  clientWithToken(token: string): SupabaseClient;
   close(): Promise<void>;
 }
 
@@ -75,6 +77,11 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     pool,
     client: () => createClient(url, config.projectApiKey, options),
     adminClient: () => createClient(url, config.serviceRoleKey, options),
+    clientWithToken: (token) =>
+      createClient(url, config.projectApiKey, {
+        ...options,
+        global: { headers: { Authorization: `Bearer ${token}` } },
+      }),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
