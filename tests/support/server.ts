@@ -44,8 +44,9 @@ export async function createTestDatabase(): Promise<string> {
   return adminUrl.replace(/\/postgres$/, `/${name}`);
 }
 
+/** Starts a server; pass DATABASE_URL (and the same secrets) to put a second instance on one database. */
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const databaseUrl = await createTestDatabase();
+  const databaseUrl = env.DATABASE_URL ?? (await createTestDatabase());
   const config = await loadConfig({
     DATABASE_URL: databaseUrl,
     JWT_SECRET: randomKey(),

@@ -134,13 +134,15 @@ export class IdentityService {
 
   async refreshGrant(refreshToken: string): Promise<TokenResponse> {
     const limits = this.deps.settings.rateLimits;
-    return withService(this.pool, async (tx) => {
-      const session = await rotateRefreshToken(
+    const outcome = await withService(this.pool, async (tx) => {
+      const rotation = await rotateRefreshToken(
         tx,
         this.deps.refreshKey,
         refreshToken,
         this.deps.settings.refreshTokenTtlSeconds,
       );
+      if (rotation.kind === 'reuse_detected') return null; // commit the revocation, then refuse
+      const { session } = rotation;
       // Counted inside the session's lock: an over-limit attempt rolls back its own rotation.
       await enforceLimits(tx, [
         {
@@ -154,6 +156,8 @@ export class IdentityService {
       if (isBanned(user)) throw errors.userBanned();
       return this.tokenResponse(user, session);
     });
+    if (!outcome) throw errors.refreshAlreadyUsed();
+    return outcome;
   }
 
   async signUp(

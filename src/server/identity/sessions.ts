@@ -57,16 +57,20 @@ interface TokenRow {
   amr: AmrEntry[];
 }
 
+/** What a refresh attempt came to: a session to issue tokens for, or detected reuse. */
+export type Rotation = { kind: 'rotated'; session: SessionRef } | { kind: 'reuse_detected' };
+
 /**
  * The refresh grant. Locks the session row so concurrent refreshes of one session are
  * serialised (and all see each other's rotation), which makes the parent rule exact.
+ * Reuse is returned, not thrown, so the caller commits the session's revocation first.
  */
 export async function rotateRefreshToken(
   tx: Tx,
   key: RefreshTokenKey,
   presented: string,
   ttlSeconds: number,
-): Promise<SessionRef> {
+): Promise<Rotation> {
   if (!isWellFormedRefreshToken(presented)) throw errors.validation('Refresh token is not valid');
   const found = await tx.query<TokenRow>(
     `select t.id, t.session_id, t.user_id, t.revoked,
@@ -99,7 +103,7 @@ export async function rotateRefreshToken(
     await tx.query(`update auth.sessions set refreshed_at = now(), updated_at = now() where id = $1`, [
       token.session_id,
     ]);
-    return { ...ref, refreshToken: child };
+    return { kind: 'rotated', session: { ...ref, refreshToken: child } };
   }
 
   // Revoked: allowed only if it is the parent of the session's active token (a lost response).
@@ -109,11 +113,11 @@ export async function rotateRefreshToken(
      where parent_id = $1 and token_hash = $2 and not revoked`,
     [token.id, hashRefreshToken(child)],
   );
-  if (active.rows[0]) return { ...ref, refreshToken: child };
+  if (active.rows[0]) return { kind: 'rotated', session: { ...ref, refreshToken: child } };
 
   // Anything else is reuse of a stolen or stale token: end the session for everyone holding it.
   await revokeSession(tx, token.session_id);
-  throw errors.refreshAlreadyUsed();
+  return { kind: 'reuse_detected' };
 }
 
 /** Deletes the session; its refresh tokens go with it, and its access tokens stop passing /user. */
