@@ -1,0 +1,89 @@
+// Configuration is validated once at boot: production needs every secret, bad values are named,
+// and local mode generates development secrets once and reuses them.
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { decodeJwt } from 'jose';
+import { describe, expect, test } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/server/config.js';
+
+const secrets = {
+  JWT_SECRET: 'j'.repeat(40),
+  PROJECT_API_KEY: 'p'.repeat(30),
+  SERVICE_ROLE_KEY: 's'.repeat(30),
+  PAYMENT_WEBHOOK_SECRET: 'whsec_' + 'w'.repeat(20),
+  CRON_SECRET: 'c'.repeat(30),
+};
+
+describe('production mode (DATABASE_URL set)', () => {
+  test('missing secrets stop start-up, naming each one', async () => {
+    const error = await loadConfig({
+      DATABASE_URL: 'postgres://x@localhost/db',
+      JWT_SECRET: 'j'.repeat(40),
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    for (const name of ['PROJECT_API_KEY', 'SERVICE_ROLE_KEY', 'PAYMENT_WEBHOOK_SECRET', 'CRON_SECRET']) {
+      expect(message).toContain(name);
+    }
+    expect(message).not.toContain('JWT_SECRET');
+  });
+
+  test('with every secret given, nothing is generated and defaults apply', async () => {
+    const config = await loadConfig({ DATABASE_URL: 'postgres://x@localhost/db', ...secrets });
+    expect(config.mode).toBe('production');
+    expect(config.autoconfirm).toBe(false);
+    expect(config.accessTokenTtlSeconds).toBe(3600);
+    expect(config.appUrl).toBe('http://localhost:3000');
+    expect(config.jwtIssuer).toBe('http://localhost:3000/auth/v1');
+  });
+
+  test.each([
+    ['PORT', { PORT: 'abc' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://nope' }],
+    ['JWT_SECRET', { JWT_SECRET: 'short' }],
+    ['APP_URL', { APP_URL: 'not a url' }],
+    ['AUTH_AUTOCONFIRM', { AUTH_AUTOCONFIRM: 'maybe' }],
+  ])('a bad %s is named in the error', async (name, bad) => {
+    const error = await loadConfig({ DATABASE_URL: 'postgres://x@localhost/db', ...secrets, ...bad }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toContain(name);
+  });
+
+  test('the public and service keys must differ', async () => {
+    await expect(
+      loadConfig({
+        DATABASE_URL: 'postgres://x@localhost/db',
+        ...secrets,
+        SERVICE_ROLE_KEY: secrets.PROJECT_API_KEY,
+      }),
+    ).rejects.toThrow(/must differ/);
+  });
+});
+
+describe('local mode (no DATABASE_URL)', () => {
+  test('generates secrets once, keeps them private on disk, and reuses them', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'tenantry-config-'));
+    const first = await loadConfig({ DATA_DIR: dataDir });
+    const second = await loadConfig({ DATA_DIR: dataDir });
+    expect(first.mode).toBe('local');
+    expect(first.autoconfirm).toBe(true);
+    expect(second.jwtSecret).toBe(first.jwtSecret);
+    expect(second.projectApiKey).toBe(first.projectApiKey);
+    expect(second.cronSecret).toBe(first.cronSecret);
+    expect(first.paymentWebhookSecret).toMatch(/^whsec_/);
+    expect(decodeJwt(first.projectApiKey).role).toBe('anon');
+    expect(decodeJwt(first.serviceRoleKey).role).toBe('service_role');
+    const file = path.join(dataDir, 'dev-secrets.json');
+    expect(statSync(file).mode & 0o077).toBe(0);
+    expect(JSON.parse(readFileSync(file, 'utf8')).JWT_SECRET).toBe(first.jwtSecret);
+  });
+
+  test('an explicit secret overrides the generated one', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'tenantry-config-'));
+    const config = await loadConfig({ DATA_DIR: dataDir, CRON_SECRET: 'my-own-cron-secret-123' });
+    expect(config.cronSecret).toBe('my-own-cron-secret-123');
+  });
+});
