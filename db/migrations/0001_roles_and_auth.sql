@@ -151,3 +151,67 @@ create table internal.rate_limits (
   hits integer not null,
   primary key (bucket, window_start)
 );
+
+-- One round trip for the whole refresh rotation, with a fixed lock order (the session row first)
+-- so concurrent refreshes of one session serialise and sign-out cannot deadlock with them.
+-- p_child_hash is the hash of the child derived from the presented token (see refresh-tokens.ts).
+-- Outcomes: rotated (new child stored), replayed (the presented token is the parent of the
+-- active token: hand the same child out again), expired, not_found, reuse_detected (session ended).
+create function auth.rotate_refresh_token(p_hash bytea, p_child_hash bytea, p_ttl_seconds integer)
+returns table (outcome text, session_id uuid, user_id uuid, aal text, amr jsonb)
+language plpgsql
+set search_path = ''
+as $$
+declare
+  v_token_id bigint;
+  v_session uuid;
+  v_user uuid;
+  v_revoked boolean;
+  v_expired boolean;
+begin
+  select t.id, t.session_id into v_token_id, v_session
+  from auth.refresh_tokens t where t.token_hash = p_hash;
+  if v_token_id is null then
+    return query select 'not_found', null::uuid, null::uuid, null::text, null::jsonb;
+    return;
+  end if;
+
+  perform 1 from auth.sessions s where s.id = v_session for update;
+  if not found then
+    return query select 'not_found', null::uuid, null::uuid, null::text, null::jsonb;
+    return;
+  end if;
+
+  -- A new statement after the lock: sees any rotation committed while we waited.
+  select t.revoked, t.updated_at < now() - make_interval(secs => p_ttl_seconds), t.user_id
+    into v_revoked, v_expired, v_user
+  from auth.refresh_tokens t where t.id = v_token_id;
+  if v_revoked is null then
+    return query select 'not_found', null::uuid, null::uuid, null::text, null::jsonb;
+    return;
+  end if;
+
+  if not v_revoked then
+    if v_expired then
+      return query select 'expired', v_session, v_user, null::text, null::jsonb;
+      return;
+    end if;
+    update auth.refresh_tokens set revoked = true, updated_at = now() where id = v_token_id;
+    insert into auth.refresh_tokens (token_hash, session_id, user_id, parent_id)
+      values (p_child_hash, v_session, v_user, v_token_id);
+    update auth.sessions set refreshed_at = now(), updated_at = now() where id = v_session;
+    return query select 'rotated', s.id, v_user, s.aal, s.amr from auth.sessions s where s.id = v_session;
+    return;
+  end if;
+
+  if exists (select 1 from auth.refresh_tokens c
+             where c.parent_id = v_token_id and c.token_hash = p_child_hash and not c.revoked) then
+    return query select 'replayed', s.id, v_user, s.aal, s.amr from auth.sessions s where s.id = v_session;
+    return;
+  end if;
+
+  delete from auth.sessions where id = v_session;
+  return query select 'reuse_detected', v_session, v_user, null::text, null::jsonb;
+end
+$$;
+revoke all on function auth.rotate_refresh_token(bytea, bytea, integer) from public;

@@ -1,8 +1,8 @@
 // In charge of the identity operations behind /auth/v1: password and refresh grants, sign-up,
 // the signed-in user's own account, sign-out, and the service-role administration of users.
 // Framework-free: inputs are validated values, outputs are plain objects or HttpErrors.
-import type { Pool } from '../db/pool.js';
-import { withService, type Tx } from '../db/transactions.js';
+import type { Pool, Queryable } from '../db/pool.js';
+import { withService } from '../db/transactions.js';
 import { signAccessToken, type AccessTokenClaims, type TokenSigner } from './access-tokens.js';
 import { errors } from './errors.js';
 import { hashPassword, verifyDecoy, verifyPassword } from './passwords.js';
@@ -117,7 +117,7 @@ export class IdentityService {
           ]
         : []),
     ]);
-    const user = await withService(this.pool, (tx) => findUserByEmail(tx, normalized));
+    const user = await findUserByEmail(this.pool, normalized);
     // Unknown user and wrong password take the same time and get the same answer.
     const valid = user?.encrypted_password
       ? await verifyPassword(user.encrypted_password, password)
@@ -125,11 +125,8 @@ export class IdentityService {
     if (!user || !valid) throw errors.invalidCredentials();
     if (isBanned(user)) throw errors.userBanned();
     if (!user.email_confirmed_at) throw errors.emailNotConfirmed();
-    return withService(this.pool, async (tx) => {
-      const session = await openSession(tx, user.id, 'password', context);
-      const fresh = (await findUserById(tx, user.id))!;
-      return this.tokenResponse(fresh, session);
-    });
+    const session = await openSession(this.pool, user.id, 'password', context);
+    return this.tokenResponse({ ...user, last_sign_in_at: new Date() }, session);
   }
 
   async refreshGrant(refreshToken: string): Promise<TokenResponse> {
@@ -198,10 +195,10 @@ export class IdentityService {
 
   /** The signed-in user, provided the session behind the token still exists. */
   async currentUser(claims: AccessTokenClaims): Promise<Record<string, unknown>> {
-    return withService(this.pool, async (tx) => renderUser(await this.requireLiveUser(tx, claims)));
+    return renderUser(await this.requireLiveUser(this.pool, claims));
   }
 
-  private async requireLiveUser(tx: Tx, claims: AccessTokenClaims): Promise<UserWithIdentities> {
+  private async requireLiveUser(tx: Queryable, claims: AccessTokenClaims): Promise<UserWithIdentities> {
     const user = await findUserById(tx, claims.sub);
     if (!user) throw errors.userNotFoundForToken();
     if (!(await sessionExists(tx, claims.session_id, claims.sub))) throw errors.sessionNotFound();

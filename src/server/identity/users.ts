@@ -1,5 +1,6 @@
 // In charge of the auth.users and auth.identities rows: reading, creating and changing users,
 // and rendering a user in the exact JSON shape GoTrue returns (what supabase-js reads).
+import type { Queryable } from '../db/pool.js';
 import type { Tx } from '../db/transactions.js';
 
 export interface UserRow {
@@ -94,7 +95,7 @@ export function renderUser(user: UserWithIdentities): Record<string, unknown> {
   };
 }
 
-export async function findUserById(tx: Tx, id: string): Promise<UserWithIdentities | null> {
+export async function findUserById(tx: Queryable, id: string): Promise<UserWithIdentities | null> {
   const result = await tx.query<UserWithIdentities>(
     `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u where u.id = $1`,
     [id],
@@ -102,7 +103,7 @@ export async function findUserById(tx: Tx, id: string): Promise<UserWithIdentiti
   return result.rows[0] ?? null;
 }
 
-export async function findUserByEmail(tx: Tx, email: string): Promise<UserWithIdentities | null> {
+export async function findUserByEmail(tx: Queryable, email: string): Promise<UserWithIdentities | null> {
   const result = await tx.query<UserWithIdentities>(
     `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u where u.email = $1`,
     [normalizeEmail(email)],

@@ -1,0 +1,42 @@
+// Benchmark server process: the real platform app on the given database, plus one extra route,
+// POST /bench/jwt, that signs an access token and returns it: the "bare signed-JWT round trip"
+// the refresh grant is compared with, served by the same process and HTTP stack.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
+import { loadConfig } from '../src/server/config.js';
+import { createPool } from '../src/server/db/pool.js';
+import { signAccessToken } from '../src/server/identity/access-tokens.js';
+import { createLogger } from '../src/server/logger.js';
+import { createPlatform } from '../src/server/platform.js';
+
+const config = await loadConfig(process.env);
+const pool = createPool(config.databaseUrl!, { max: 20 });
+const { app, signer } = createPlatform({ config, pool, logger: createLogger('silent') });
+
+app.post('/bench/jwt', async (c) => {
+  const body = (await c.req.json()) as { sub: string };
+  const { token, expiresAt } = await signAccessToken(signer, {
+    userId: body.sub,
+    aud: 'authenticated',
+    role: 'authenticated',
+    email: 'bench@example.com',
+    phone: '',
+    appMetadata: { provider: 'email', providers: ['email'] },
+    userMetadata: {},
+    isAnonymous: false,
+    sessionId: body.sub,
+    aal: 'aal1',
+    amr: [{ method: 'password', timestamp: 0 }],
+  });
+  return c.json({ access_token: token, token_type: 'bearer', expires_in: 3600, expires_at: expiresAt });
+});
+
+const server = createServer(getRequestListener(app.fetch));
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`);
+});
+process.on('SIGTERM', () => {
+  server.close();
+  void pool.end().then(() => process.exit(0));
+});

@@ -1,0 +1,25 @@
+// `npm run bench`: runs every benchmark suite, prints each figure beside its same-run reference
+// as a ratio, and regenerates docs/benchmarks.md.
+import { writeFileSync } from 'node:fs';
+import pg from 'pg';
+import { identityBenchmarks } from './identity.js';
+import { startBenchDatabase } from './support/database.js';
+import { machineDescription, markdownReport, printRows, type BenchRow } from './support/report.js';
+
+const database = await startBenchDatabase();
+const rows: BenchRow[] = [];
+try {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  const version = (await client.query<{ v: string }>('show server_version')).rows[0]!.v;
+  await client.end();
+
+  console.log('identity: refresh and sign-in throughput…');
+  rows.push(...(await identityBenchmarks(database)));
+  printRows(rows);
+
+  writeFileSync('docs/benchmarks.md', markdownReport(rows, machineDescription(version), new Date()));
+  console.log('wrote docs/benchmarks.md');
+} finally {
+  await database.stop();
+}
