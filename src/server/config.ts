@@ -43,6 +43,9 @@ export interface Config {
   trustProxy: boolean;
   rateLimits: RateLimits;
   logLevel: string;
+  /** outgoing mail; unset = messages stay in the outbox (development mailbox) */
+  smtpUrl: string | undefined;
+  mailFrom: string;
 }
 
 /** Secrets that production must be given explicitly, in the order they are reported when missing. */
@@ -92,6 +95,11 @@ const envSchema = z.object({
   RATE_LIMIT_SIGNIN_PER_ADDRESS: positiveInt.default(150),
   RATE_LIMIT_REFRESH_PER_SESSION: positiveInt.default(60),
   RATE_LIMIT_SIGNUP_PER_ADDRESS: positiveInt.default(30),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  MAIL_FROM: z.string().min(3).default('Tenantry <no-reply@localhost>'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -199,5 +207,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       signUpPerAddress: e.RATE_LIMIT_SIGNUP_PER_ADDRESS,
     },
     logLevel: e.LOG_LEVEL,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
   };
 }
