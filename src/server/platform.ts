@@ -3,6 +3,8 @@
 // Everything here is created from explicit dependencies so tests can build one per database.
 import { Hono } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
+import { billingHandlers } from './billing/handlers.js';
+import { billingRoutes } from './billing/routes.js';
 import type { Config } from './config.js';
 import type { Pool } from './db/pool.js';
 import { createTokenSigner } from './identity/access-tokens.js';
@@ -77,6 +79,11 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
       disableSignup: config.disableSignup,
       logger,
     }),
+  );
+
+  app.route(
+    '/api/billing',
+    billingRoutes({ pool, logger, webhookSecret: config.paymentWebhookSecret, handlers: billingHandlers }),
   );
 
   app.notFound((c) => c.json({ error: 'not_found', message: 'No such endpoint' }, 404));

@@ -1,0 +1,99 @@
+// In charge of applying webhook events exactly once: the event is recorded in the event log and
+// acted on in ONE transaction, so a duplicate delivery (even a concurrent one) waits on the log's
+// key and then finds the work done. A failing handler rolls back, is recorded as failed, and
+// answers 5xx so the provider retries; a later delivery or a replay picks it up again.
+import type { Pool } from '../db/pool.js';
+import { withService, type Tx } from '../db/transactions.js';
+import { HttpError } from '../http/errors.js';
+import type { Logger } from '../logger.js';
+import type { VerifiedEvent } from './verify.js';
+
+export type HandlerOutcome = 'processed' | 'ignored';
+export type EventHandler = (tx: Tx, event: VerifiedEvent) => Promise<HandlerOutcome>;
+/** One handler per event type; adding a type is adding an entry. */
+export type HandlerRegistry = Readonly<Record<string, EventHandler>>;
+
+export type ReceiveOutcome = HandlerOutcome | 'duplicate';
+
+async function claim(tx: Tx, event: VerifiedEvent, force: boolean): Promise<boolean> {
+  const result = await tx.query(
+    `insert into internal.billing_events (id, type, created, payload, status)
+     values ($1, $2, $3, $4, 'processing')
+     on conflict (id) do update set status = 'processing', attempts = internal.billing_events.attempts + 1
+       where internal.billing_events.status = 'failed' or $5
+     returning id`,
+    [event.id, event.type, event.created, JSON.stringify(event), force],
+  );
+  return (result.rowCount ?? 0) > 0;
+}
+
+export async function receiveEvent(
+  pool: Pool,
+  handlers: HandlerRegistry,
+  logger: Logger,
+  event: VerifiedEvent,
+  options: { force?: boolean } = {},
+): Promise<ReceiveOutcome> {
+  try {
+    return await withService(pool, async (tx) => {
+      if (!(await claim(tx, event, options.force ?? false))) return 'duplicate';
+      const handler = handlers[event.type];
+      const outcome: HandlerOutcome = handler ? await handler(tx, event) : 'ignored';
+      await tx.query(
+        `update internal.billing_events set status = $2, processed_at = now(), last_error = null where id = $1`,
+        [event.id, outcome],
+      );
+      if (!handler)
+        logger.info({ eventId: event.id, type: event.type }, 'billing event type not handled; recorded');
+      return outcome;
+    });
+  } catch (error) {
+    logger.error({ err: error, eventId: event.id, type: event.type }, 'billing event handler failed');
+    await pool
+      .query(
+        `insert into internal.billing_events (id, type, created, payload, status, last_error)
+         values ($1, $2, $3, $4, 'failed', $5)
+         on conflict (id) do update set status = 'failed', last_error = excluded.last_error`,
+        [
+          event.id,
+          event.type,
+          event.created,
+          JSON.stringify(event),
+          String((error as Error).message).slice(0, 2000),
+        ],
+      )
+      .catch((logError: unknown) =>
+        logger.error({ err: logError, eventId: event.id }, 'could not record failed event'),
+      );
+    throw new HttpError(500, 'Event could not be processed; it will be retried', {
+      code: 'handler_failed',
+      cause: error,
+    });
+  }
+}
+
+/** Re-applies stored events in the order the provider created them (failed ones, or all with force). */
+export async function replayEvents(
+  pool: Pool,
+  handlers: HandlerRegistry,
+  logger: Logger,
+  options: { all?: boolean; ids?: string[] } = {},
+): Promise<{ replayed: number; failed: number }> {
+  const rows = await pool.query<{ payload: VerifiedEvent }>(
+    `select payload from internal.billing_events
+     where ($1::text[] is null or id = any($1)) and ($2 or status = 'failed')
+     order by created, id`,
+    [options.ids ?? null, options.all ?? false],
+  );
+  let replayed = 0;
+  let failed = 0;
+  for (const { payload } of rows.rows) {
+    try {
+      await receiveEvent(pool, handlers, logger, payload, { force: true });
+      replayed++;
+    } catch {
+      failed++;
+    }
+  }
+  return { replayed, failed };
+}

@@ -1,0 +1,74 @@
+// In charge of authenticating payment-provider webhooks: the Stripe-Signature header is checked
+// over the exact raw body with the stripe SDK (HMAC-SHA256, constant-time, 300 s tolerance), then
+// the payload must be a well-formed event. Missing signature or bad payload: 400; failed
+// verification: 401.
+import Stripe from 'stripe';
+import { z } from 'zod';
+import { HttpError } from '../http/errors.js';
+
+export const SIGNATURE_TOLERANCE_SECONDS = 300;
+
+const eventShape = z.object({
+  id: z.string().regex(/^evt_[A-Za-z0-9_]+$/, 'event id must look like evt_…'),
+  object: z.literal('event'),
+  type: z.string().min(1).max(200),
+  created: z.number().int().positive(),
+  data: z.object({ object: z.record(z.string(), z.unknown()), previous_attributes: z.unknown().optional() }),
+});
+
+export type VerifiedEvent = z.infer<typeof eventShape>;
+
+function badRequest(code: string, message: string) {
+  return new HttpError(400, message, { code });
+}
+
+/** Messages of stripe's verifier that mean "no usable signature was sent" rather than "it did not match". */
+const MISSING_SIGNATURE = [
+  /No stripe-signature header/i,
+  /Unable to extract timestamp and signatures/i,
+  /No signatures found with expected scheme/i,
+];
+
+export function verifyWebhook(
+  rawBody: Uint8Array,
+  signatureHeader: string | null,
+  secret: string,
+): VerifiedEvent {
+  if (!signatureHeader || signatureHeader.trim() === '') {
+    throw badRequest('missing_signature', 'Missing Stripe-Signature header');
+  }
+  if (rawBody.byteLength === 0) throw badRequest('invalid_payload', 'Empty webhook payload');
+  let parsed: unknown;
+  try {
+    parsed = Stripe.webhooks.constructEvent(
+      Buffer.from(rawBody),
+      signatureHeader,
+      secret,
+      SIGNATURE_TOLERANCE_SECONDS,
+    );
+  } catch (error) {
+    const message = (error as Error).message ?? '';
+    if (error instanceof Stripe.errors.StripeSignatureVerificationError) {
+      if (MISSING_SIGNATURE.some((pattern) => pattern.test(message))) {
+        throw badRequest('missing_signature', 'Stripe-Signature header has no v1 signature');
+      }
+      if (/tolerance/i.test(message)) {
+        throw new HttpError(401, 'Webhook timestamp is outside the tolerance window', {
+          code: 'signature_expired',
+        });
+      }
+      throw new HttpError(401, 'Webhook signature verification failed', { code: 'invalid_signature' });
+    }
+    // The signature matched but the body is not JSON.
+    throw badRequest('invalid_payload', 'Webhook payload is not valid JSON');
+  }
+  const event = eventShape.safeParse(parsed);
+  if (!event.success) {
+    const issue = event.error.issues[0];
+    throw badRequest(
+      'invalid_payload',
+      `Webhook payload is not an event: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim(),
+    );
+  }
+  return event.data;
+}
