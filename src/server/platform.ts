@@ -7,6 +7,7 @@ import { billingHandlers } from './billing/handlers.js';
 import { billingRoutes } from './billing/routes.js';
 import type { Config } from './config.js';
 import type { Pool } from './db/pool.js';
+import { databaseUnavailable, isDatabaseUnavailable } from './http/unavailable.js';
 import { createTokenSigner } from './identity/access-tokens.js';
 import { createRefreshTokenKey } from './identity/refresh-tokens.js';
 import { identityRoutes } from './identity/routes.js';
@@ -88,6 +89,10 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
 
   app.notFound((c) => c.json({ error: 'not_found', message: 'No such endpoint' }, 404));
   app.onError((error, c) => {
+    if (isDatabaseUnavailable(error)) {
+      const unavailable = databaseUnavailable(error);
+      return c.json({ error: unavailable.code, message: unavailable.message }, 503, unavailable.headers);
+    }
     logger.error({ err: error, path: c.req.path }, 'request failed');
     return c.json({ error: 'internal_error', message: 'Internal server error' }, 500);
   });

@@ -5,6 +5,7 @@
 import type { Pool } from '../db/pool.js';
 import { withService, type Tx } from '../db/transactions.js';
 import { HttpError } from '../http/errors.js';
+import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.js';
 import type { Logger } from '../logger.js';
 import type { VerifiedEvent } from './verify.js';
 
@@ -48,6 +49,7 @@ export async function receiveEvent(
       return outcome;
     });
   } catch (error) {
+    if (isDatabaseUnavailable(error)) throw databaseUnavailable(error); // nothing to record; the provider retries
     logger.error({ err: error, eventId: event.id, type: event.type }, 'billing event handler failed');
     await pool
       .query(

@@ -3,6 +3,7 @@
 import { Hono } from 'hono';
 import { readBodyBytes } from '../http/body.js';
 import { HttpError, isHttpError } from '../http/errors.js';
+import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.js';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
 import { receiveEvent, type HandlerRegistry } from './events.js';
@@ -18,7 +19,13 @@ export interface BillingRouteDeps {
 export function billingRoutes(deps: BillingRouteDeps): Hono {
   const app = new Hono();
   app.onError((error, c) => {
-    if (isHttpError(error)) return c.json({ error: error.code, message: error.message }, error.status as 400);
+    const known = isHttpError(error)
+      ? error
+      : isDatabaseUnavailable(error)
+        ? databaseUnavailable(error)
+        : null;
+    if (known)
+      return c.json({ error: known.code, message: known.message }, known.status as 400, known.headers);
     deps.logger.error({ err: error }, 'billing webhook failed');
     return c.json({ error: 'internal_error', message: 'Internal server error' }, 500);
   });

@@ -17,7 +17,7 @@ export function createPool(connectionString: string, options: PoolOptions = {}):
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 20,
-    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5000,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 2000,
     idleTimeoutMillis: 30_000,
     application_name: 'tenantry',
   });

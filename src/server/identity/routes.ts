@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { readJsonBody } from '../http/body.js';
 import { clientAddress } from '../http/client-address.js';
 import { HttpError, isHttpError } from '../http/errors.js';
+import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.js';
 import { parseWith } from '../http/validate.js';
 import type { TokenSigner } from './access-tokens.js';
 import { resolveCaller, type Caller, type ProjectKeys } from './caller.js';
@@ -113,6 +114,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.onError((error, c) => {
     if (isHttpError(error)) return renderAuthError(error);
+    if (isDatabaseUnavailable(error)) return renderAuthError(databaseUnavailable(error));
     deps.logger.error({ err: error, path: c.req.path }, 'identity request failed');
     return renderAuthError(new HttpError(500, 'Internal server error', { code: 'unexpected_failure' }));
   });
