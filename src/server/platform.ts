@@ -2,6 +2,9 @@
 // and readiness at /api/health, and later the data API, billing webhook and digest trigger.
 // Everything here is created from explicit dependencies so tests can build one per database.
 import { Hono } from 'hono';
+import { cors } from 'hono/cors';
+import { requestId, type RequestIdVariables } from 'hono/request-id';
+import { secureHeaders } from 'hono/secure-headers';
 import type { HttpBindings } from '@hono/node-server';
 import { billingHandlers } from './billing/handlers.js';
 import { billingRoutes } from './billing/routes.js';
@@ -58,7 +61,53 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
   });
   const keys = { projectApiKey: config.projectApiKey, serviceRoleKey: config.serviceRoleKey };
 
-  const app = new Hono<{ Bindings: HttpBindings }>();
+  const app = new Hono<{ Bindings: HttpBindings; Variables: RequestIdVariables }>();
+
+  app.use(requestId({ limitLength: 128 }));
+  app.use(async (c, next) => {
+    const started = performance.now();
+    await next();
+    logger.info(
+      {
+        requestId: c.get('requestId'),
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+      },
+      'request',
+    );
+  });
+  // API responses are JSON for programs: no framing, no sniffing, no referrer, HSTS for HTTPS.
+  app.use(secureHeaders({ crossOriginResourcePolicy: false, crossOriginOpenerPolicy: false }));
+  // Browser apps on other origins use supabase-js against these two APIs, as with Supabase.
+  const apiCors = cors({
+    origin: '*',
+    allowHeaders: [
+      'apikey',
+      'authorization',
+      'content-type',
+      'x-client-info',
+      'x-supabase-api-version',
+      'prefer',
+      'range',
+      'range-unit',
+      'accept-profile',
+      'content-profile',
+    ],
+    allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    exposeHeaders: [
+      'content-range',
+      'x-total-count',
+      'link',
+      'preference-applied',
+      'x-request-id',
+      'retry-after',
+    ],
+    maxAge: 86400,
+  });
+  app.use('/auth/v1/*', apiCors);
+  app.use('/rest/v1/*', apiCors);
 
   app.get('/api/health', (c) => c.json({ status: 'ok' }));
   app.get('/api/health/ready', async (c) => {
