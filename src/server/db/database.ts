@@ -2,7 +2,7 @@
 // under DATA_DIR/postgres. Returns a connection URL and how to stop whatever was started.
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { startEmbeddedPostgres } from './embedded.js';
+import { findRunningEmbedded, startEmbeddedPostgres } from './embedded.js';
 
 export interface DatabaseHandle {
   url: string;
@@ -14,6 +14,9 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   if (config.databaseUrl) {
     return { url: config.databaseUrl, embedded: false, stop: async () => undefined };
   }
-  const server = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'postgres') });
+  const dataDir = path.join(config.dataDir, 'postgres');
+  const running = await findRunningEmbedded(dataDir);
+  if (running) return { url: running, embedded: true, stop: async () => undefined };
+  const server = await startEmbeddedPostgres({ dataDir });
   return { url: server.url, embedded: true, stop: () => server.stop() };
 }

@@ -64,6 +64,28 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * When another process (say `npm start`) already runs the embedded cluster in this folder,
+ * returns its URL so commands can share it instead of failing to start a second server.
+ */
+export async function findRunningEmbedded(dataDir: string): Promise<string | null> {
+  const databaseDir = path.resolve(dataDir);
+  const portFile = `${databaseDir}.port`;
+  if (!existsSync(path.join(databaseDir, 'postmaster.pid')) || !existsSync(portFile)) return null;
+  const url = `postgres://${SUPERUSER}:tenantry-local@127.0.0.1:${Number(readFileSync(portFile, 'utf8'))}/${DATABASE}`;
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return url;
+  } catch {
+    return null; // a stale pid file from a crash: start our own
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /** Starts (creating if needed) the embedded cluster and makes sure the application database exists. */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   hydrateBinarySymlinks();
