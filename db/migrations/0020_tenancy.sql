@@ -65,6 +65,10 @@ create table public.profiles (
   updated_at timestamptz not null default now()
 );
 
+-- Members also reference their profile, so clients can embed it: select=*,profiles(display_name).
+alter table public.workspace_members add constraint workspace_members_profile_fkey
+  foreign key (user_id) references public.profiles (id) on delete cascade;
+
 create table public.notification_preferences (
   user_id uuid primary key references auth.users (id) on delete cascade,
   digest_frequency text not null default 'weekly' check (digest_frequency in ('off', 'daily', 'weekly')),
