@@ -9,6 +9,8 @@ import type { HttpBindings } from '@hono/node-server';
 import { billingHandlers } from './billing/handlers.js';
 import { billingRoutes } from './billing/routes.js';
 import type { Config } from './config.js';
+import { dataApiRoutes } from './data-api/routes.js';
+import { SchemaCache } from './data-api/schema-cache.js';
 import type { Pool } from './db/pool.js';
 import { databaseUnavailable, isDatabaseUnavailable } from './http/unavailable.js';
 import { createTokenSigner } from './identity/access-tokens.js';
@@ -131,6 +133,9 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     }),
   );
 
+  const schemaCache = new SchemaCache(pool, logger);
+  app.route('/rest/v1', dataApiRoutes({ pool, schemaCache, keys, signer, logger }));
+
   app.route(
     '/api/billing',
     billingRoutes({ pool, logger, webhookSecret: config.paymentWebhookSecret, handlers: billingHandlers }),
@@ -146,5 +151,5 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     return c.json({ error: 'internal_error', message: 'Internal server error' }, 500);
   });
 
-  return { app, identity, signer };
+  return { app, identity, signer, schemaCache };
 }

@@ -44,7 +44,12 @@ async function inTransaction<T>(
  * Runs fn in one transaction as the role named by the claims, with request.jwt.claims set so
  * auth.uid(), auth.role() and auth.jwt() answer for the caller. RLS policies then decide.
  */
-export function withRls<T>(pool: Pool, claims: Claims, fn: (tx: Tx) => Promise<T>): Promise<T> {
+export function withRls<T>(
+  pool: Pool,
+  claims: Claims,
+  fn: (tx: Tx) => Promise<T>,
+  options: { readOnly?: boolean } = {},
+): Promise<T> {
   if (!REQUEST_ROLES.includes(claims.role)) {
     return Promise.reject(new Error(`Refusing to run as unknown role ${String(claims.role)}`));
   }

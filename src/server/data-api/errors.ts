@@ -1,0 +1,86 @@
+// In charge of PostgREST's error contract: SQLSTATEs mapped to HTTP statuses, and every error
+// rendered as {code, message, details, hint}. Unexpected failures are logged by the caller and
+// answered with a generic body; internal messages never reach the client.
+import { HttpError, isHttpError } from '../http/errors.js';
+import { isDatabaseUnavailable } from '../http/unavailable.js';
+
+interface PgError {
+  code: string;
+  message: string;
+  detail?: string;
+  hint?: string;
+}
+
+function isPgError(error: unknown): error is PgError {
+  const e = error as { code?: unknown; severity?: unknown } | null;
+  return !!e && typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) && typeof e.severity === 'string';
+}
+
+/** PostgREST's table (docs/references/errors.rst), for a pg error raised for `role`. */
+export function statusForSqlState(code: string, role: string): number {
+  if (/^PT\d{3}$/.test(code)) {
+    const status = Number(code.slice(2));
+    return status >= 100 && status <= 599 ? status : 500;
+  }
+  if (code === '23505' || code === '23503') return 409;
+  if (code === '42501') return role === 'anon' ? 401 : 403;
+  if (code === '42P01' || code === '42883') return 404;
+  if (code === '25006') return 405;
+  if (code === 'P0001') return 400;
+  if (code.startsWith('08') || (code.startsWith('53') && code !== '53400') || code === '57P01') return 503;
+  if (code.startsWith('28') || code.startsWith('0P')) return 403;
+  if (code === '42P17' || code === '53400' || code === '21000') return 500;
+  if (/^(40|54|55|57|58|XX|P0)/.test(code)) return 500;
+  return 400;
+}
+
+export function toHttpError(error: unknown, role: string): HttpError | null {
+  if (isHttpError(error)) return error;
+  if (isDatabaseUnavailable(error) && !isPgError(error)) {
+    return new HttpError(503, 'The database is unavailable; try again shortly', {
+      code: 'PGRST000',
+      headers: { 'Retry-After': '5' },
+    });
+  }
+  if (!isPgError(error)) return null;
+  const status = statusForSqlState(error.code, role);
+  if (status >= 500 && status !== 503) return null; // logged and answered generically
+  const headers: Record<string, string> = status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
+  return new HttpError(status, error.message, {
+    code: error.code,
+    details: error.detail ?? null,
+    hint: error.hint ?? null,
+    headers,
+  });
+}
+
+/** The identity module reports token problems with its own codes; the data API speaks PGRST30x. */
+export function fromAuthError(error: HttpError): HttpError {
+  if (error.code === 'invalid_api_key') {
+    return new HttpError(401, 'Invalid API key', {
+      code: 'PGRST301',
+      hint: 'Double check your apikey header',
+    });
+  }
+  const expired = /expired/i.test(error.message);
+  return new HttpError(401, expired ? 'JWT expired' : error.message, {
+    code: expired ? 'PGRST303' : 'PGRST301',
+    headers: {
+      'WWW-Authenticate': `Bearer error="invalid_token", error_description="${expired ? 'JWT expired' : 'invalid JWT'}"`,
+    },
+  });
+}
+
+export function renderError(error: HttpError): Response {
+  return new Response(
+    JSON.stringify({ code: error.code, message: error.message, details: error.details, hint: error.hint }),
+    {
+      status: error.status,
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'proxy-status': `PostgREST; error=${error.code}`,
+        ...error.headers,
+      },
+    },
+  );
+}

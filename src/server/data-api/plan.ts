@@ -1,0 +1,395 @@
+// In charge of checking a parsed request against the schema cache and resolving every name:
+// tables, columns, casts, relationships for embeds, functions and their arguments. The result
+// (a plan) only contains names that exist; sql.ts turns it into SQL. Pure.
+import { HttpError } from '../http/errors.js';
+import type { Condition, FilterNode, OrderTerm, SelectItem } from './grammar.js';
+import type { ApiRequest, EmbedOptions } from './request.js';
+import type { Column, DbFunction, Relationship, Schema, Table } from './schema-cache.js';
+
+export interface ResolvedCondition {
+  kind: 'condition';
+  column: string;
+  operator: Condition['operator'];
+  negate: boolean;
+  value: Condition['value'];
+  columnInfo: Column;
+}
+export interface ResolvedLogic {
+  kind: 'and' | 'or';
+  negate: boolean;
+  items: ResolvedFilter[];
+}
+export type ResolvedFilter = ResolvedCondition | ResolvedLogic;
+
+export interface ResolvedOrder {
+  column: string;
+  descending: boolean;
+  nulls?: 'first' | 'last';
+}
+
+export type PlannedItem =
+  | { kind: 'column'; column: string; as: string; cast?: string }
+  | { kind: 'embed'; as: string; embed: EmbedPlan };
+
+export interface EmbedPlan {
+  table: Table;
+  toOne: boolean;
+  inner: boolean;
+  /** pairs of (embedded table column, parent column) to join on */
+  join: { child: string; parent: string }[];
+  items: PlannedItem[];
+  where: ResolvedFilter[];
+  order: ResolvedOrder[];
+  limit?: number;
+  offset?: number;
+}
+
+export interface ReadPlan {
+  source: { kind: 'table'; table: Table } | { kind: 'function'; call: FunctionCall; columns: Table };
+  items: PlannedItem[];
+  where: ResolvedFilter[];
+  order: ResolvedOrder[];
+  limit?: number;
+  offset?: number;
+}
+
+export interface FunctionCall {
+  fn: DbFunction;
+  /** argument name -> value already converted for the driver */
+  args: { name: string; type: string; value: unknown }[];
+  /** the whole JSON body for a single unnamed json argument */
+  wholeBody?: unknown;
+}
+
+/** Casts accepted in select lists, mapped to the SQL type written out. */
+const CASTS: Record<string, string> = {
+  text: 'text',
+  int: 'integer',
+  integer: 'integer',
+  int4: 'integer',
+  bigint: 'bigint',
+  int8: 'bigint',
+  numeric: 'numeric',
+  float: 'double precision',
+  float8: 'double precision',
+  boolean: 'boolean',
+  bool: 'boolean',
+  json: 'json',
+  jsonb: 'jsonb',
+  date: 'date',
+  timestamptz: 'timestamptz',
+  uuid: 'uuid',
+};
+
+export function notFoundTable(name: string): HttpError {
+  return new HttpError(404, `Could not find the table 'public.${name}' in the schema cache`, {
+    code: 'PGRST205',
+  });
+}
+
+function unknownColumn(table: string, column: string): HttpError {
+  return new HttpError(400, `Could not find the '${column}' column of '${table}' in the schema cache`, {
+    code: 'PGRST204',
+  });
+}
+
+export function findTable(schema: Schema, name: string): Table {
+  const table = schema.tables.get(name);
+  if (!table) throw notFoundTable(name);
+  return table;
+}
+
+export function requireColumn(table: Table, name: string): Column {
+  const column = table.columns.get(name);
+  if (!column) throw unknownColumn(table.name, name);
+  return column;
+}
+
+function resolveFilters(table: Table, nodes: FilterNode[]): ResolvedFilter[] {
+  return nodes.map((node): ResolvedFilter => {
+    if (node.kind === 'condition') {
+      return {
+        kind: 'condition',
+        column: node.column,
+        operator: node.operator,
+        negate: node.negate,
+        value: node.value,
+        columnInfo: requireColumn(table, node.column),
+      };
+    }
+    return { kind: node.kind, negate: node.negate, items: resolveFilters(table, node.items) };
+  });
+}
+
+function resolveOrder(table: Table, terms: OrderTerm[]): ResolvedOrder[] {
+  return terms.map((t) => {
+    requireColumn(table, t.column);
+    return { column: t.column, descending: t.descending, ...(t.nulls ? { nulls: t.nulls } : {}) };
+  });
+}
+
+/** Finds the one foreign key linking parent and the embedded relation (honouring a hint). */
+function relationshipFor(
+  schema: Schema,
+  parent: Table,
+  relation: string,
+  hint: string | undefined,
+): { rel: Relationship; toOne: boolean } {
+  const candidates: { rel: Relationship; toOne: boolean }[] = [];
+  for (const rel of schema.relationships) {
+    if (rel.table === parent.name && rel.foreignTable === relation) candidates.push({ rel, toOne: true });
+    if (rel.foreignTable === parent.name && rel.table === relation) candidates.push({ rel, toOne: false });
+  }
+  const matching = hint
+    ? candidates.filter(({ rel }) => rel.constraint === hint || rel.columns.includes(hint))
+    : candidates;
+  if (matching.length === 0) {
+    throw new HttpError(
+      400,
+      `Could not find a relationship between '${parent.name}' and '${relation}' in the schema cache`,
+      {
+        code: 'PGRST200',
+        hint: hint ? `No foreign key named or on column '${hint}'` : null,
+      },
+    );
+  }
+  if (matching.length > 1) {
+    throw new HttpError(
+      300,
+      `Could not embed because more than one relationship was found for '${parent.name}' and '${relation}'`,
+      {
+        code: 'PGRST201',
+        details: matching.map(({ rel }) => rel.constraint).join(', '),
+        hint: `Try changing '${relation}' to one of: ${matching.map(({ rel }) => `${relation}!${rel.constraint}`).join(', ')}`,
+      },
+    );
+  }
+  return matching[0]!;
+}
+
+function planItems(
+  schema: Schema,
+  table: Table,
+  items: SelectItem[],
+  request: ApiRequest,
+  /** filters, order and paging in the request apply to embeds at the top level only */
+  topLevel: boolean,
+): PlannedItem[] {
+  const planned: PlannedItem[] = [];
+  for (const item of items) {
+    if (item.type === 'star') {
+      for (const column of table.columns.keys()) planned.push({ kind: 'column', column, as: column });
+    } else if (item.type === 'column') {
+      requireColumn(table, item.name);
+      let cast: string | undefined;
+      if (item.cast !== undefined) {
+        cast = CASTS[item.cast];
+        if (!cast)
+          throw new HttpError(400, `Casting to '${item.cast}' is not supported`, { code: 'PGRST100' });
+      }
+      planned.push({
+        kind: 'column',
+        column: item.name,
+        as: item.alias ?? item.name,
+        ...(cast ? { cast } : {}),
+      });
+    } else {
+      const child = findTable(schema, item.relation);
+      const { rel, toOne } = relationshipFor(schema, table, item.relation, item.hint);
+      const join = toOne
+        ? rel.columns.map((parentColumn, i) => ({ child: rel.foreignColumns[i]!, parent: parentColumn }))
+        : rel.columns.map((childColumn, i) => ({ child: childColumn, parent: rel.foreignColumns[i]! }));
+      const as = item.alias ?? item.relation;
+      const options: EmbedOptions = (topLevel &&
+        (request.embedOptions.get(as) ?? request.embedOptions.get(item.relation))) || { order: [] };
+      const embedFilters = topLevel
+        ? request.filters.filter(
+            (f) => f.path.length === 1 && (f.path[0] === as || f.path[0] === item.relation),
+          )
+        : [];
+      planned.push({
+        kind: 'embed',
+        as,
+        embed: {
+          table: child,
+          toOne,
+          inner: item.inner,
+          join,
+          items: planItems(schema, child, item.items, request, false),
+          where: resolveFilters(child, embedFilters),
+          order: resolveOrder(child, options.order),
+          ...(options.limit !== undefined ? { limit: options.limit } : {}),
+          ...(options.offset !== undefined ? { offset: options.offset } : {}),
+        },
+      });
+    }
+  }
+  return planned;
+}
+
+function checkEmbedPaths(request: ApiRequest, items: PlannedItem[]): void {
+  const embedded = new Set(items.filter((i) => i.kind === 'embed').map((i) => i.as));
+  const names = new Set<string>(embedded);
+  for (const item of request.select) if (item.type === 'embed') names.add(item.relation);
+  for (const filter of request.filters) {
+    const path = filter.path[0];
+    if (path !== undefined && !names.has(path)) {
+      throw new HttpError(400, `'${path}' is not an embedded resource in this request`, { code: 'PGRST108' });
+    }
+  }
+  for (const key of request.embedOptions.keys()) {
+    if (!names.has(key)) {
+      throw new HttpError(400, `'${key}' is not an embedded resource in this request`, { code: 'PGRST108' });
+    }
+  }
+}
+
+export function planRead(schema: Schema, request: ApiRequest, table: Table): ReadPlan {
+  const items = planItems(schema, table, request.select, request, true);
+  checkEmbedPaths(request, items);
+  return {
+    source: { kind: 'table', table },
+    items,
+    where: resolveFilters(
+      table,
+      request.filters.filter((f) => f.path.length === 0),
+    ),
+    order: resolveOrder(table, request.order),
+    ...(request.limit !== undefined ? { limit: request.limit } : {}),
+    ...(request.offset !== undefined ? { offset: request.offset } : {}),
+  };
+}
+
+// ----------------------------------------------------------------------------------- writes
+
+export interface WritePlan {
+  table: Table;
+  /** columns written, all known to exist */
+  columns: string[];
+  /** per column: the default to use when a row omits it (null = NULL) */
+  defaults: Map<string, string | null>;
+  /** true when every row names every column (no per-row defaulting needed) */
+  uniform: boolean;
+  rows: Record<string, unknown>[];
+  conflict?: { columns: string[]; action: 'merge' | 'ignore' };
+}
+
+function bodyError(message: string): HttpError {
+  return new HttpError(400, message, { code: 'PGRST102' });
+}
+
+export function planInsert(request: ApiRequest, table: Table, body: unknown): WritePlan {
+  if (!table.insertable) throw new HttpError(405, `Cannot insert into '${table.name}'`, { code: 'PGRST117' });
+  const rows = Array.isArray(body) ? body : [body];
+  if (body === undefined || rows.some((r) => r === null || typeof r !== 'object' || Array.isArray(r))) {
+    throw bodyError('The body must be a JSON object or an array of objects');
+  }
+  const objects = rows as Record<string, unknown>[];
+  const keys = request.columns ?? [...new Set(objects.flatMap((r) => Object.keys(r)))];
+  for (const key of keys) requireColumn(table, key);
+  const uniform = objects.every((r) => keys.every((k) => Object.hasOwn(r, k)));
+  const defaults = new Map<string, string | null>();
+  for (const key of keys) {
+    const column = table.columns.get(key)!;
+    defaults.set(key, request.prefer.missing === 'default' ? column.defaultExpression : null);
+  }
+  let conflict: WritePlan['conflict'];
+  if (request.prefer.resolution) {
+    const columns = request.onConflict ?? table.primaryKey;
+    if (columns.length === 0) throw bodyError(`'${table.name}' has no primary key; pass on_conflict`);
+    for (const c of columns) requireColumn(table, c);
+    conflict = { columns, action: request.prefer.resolution === 'merge-duplicates' ? 'merge' : 'ignore' };
+  }
+  return { table, columns: keys, defaults, uniform, rows: objects, ...(conflict ? { conflict } : {}) };
+}
+
+export function planUpdate(request: ApiRequest, table: Table, body: unknown): WritePlan {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw bodyError('The body of an update must be a JSON object');
+  }
+  const row = body as Record<string, unknown>;
+  const columns = Object.keys(row);
+  if (columns.length === 0) throw bodyError('The body of an update names no columns');
+  for (const c of columns) requireColumn(table, c);
+  requireFilters(request, 'UPDATE');
+  return { table, columns, defaults: new Map(), uniform: true, rows: [row] };
+}
+
+export function requireFilters(request: ApiRequest, verb: 'UPDATE' | 'DELETE'): void {
+  if (request.filters.length === 0) {
+    throw new HttpError(400, `${verb} requires a WHERE clause`, {
+      code: '21000',
+      hint: 'Add a filter, e.g. ?id=eq.<id>, so that not every row is changed',
+    });
+  }
+  if (request.filters.some((f) => f.path.length > 0)) {
+    throw new HttpError(400, `Filters on embedded resources are not allowed in an ${verb}`, {
+      code: 'PGRST100',
+    });
+  }
+}
+
+// -------------------------------------------------------------------------------------- rpc
+
+function toDriverValue(value: unknown, type: string): unknown {
+  if (value === null || value === undefined) return null;
+  if (type === 'json' || type === 'jsonb') return JSON.stringify(value);
+  if (Array.isArray(value)) return type.endsWith('[]') ? value : JSON.stringify(value);
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+export function planCall(
+  schema: Schema,
+  name: string,
+  provided: Map<string, unknown>,
+  wholeBody: unknown,
+): FunctionCall {
+  const overloads = schema.functions.get(name);
+  if (!overloads) {
+    throw new HttpError(404, `Could not find the function public.${name} in the schema cache`, {
+      code: 'PGRST202',
+    });
+  }
+  const names = [...provided.keys()];
+  const fitting = overloads.filter(
+    (fn) =>
+      names.every((n) => fn.args.some((a) => a.name === n)) &&
+      fn.args.every((a) => a.hasDefault || provided.has(a.name)),
+  );
+  if (fitting.length === 0) {
+    const single = overloads.find((fn) => fn.singleJsonArgument);
+    if (single) return { fn: single, args: [], wholeBody };
+    throw new HttpError(
+      404,
+      `Could not find the function public.${name}(${names.join(', ')}) in the schema cache`,
+      {
+        code: 'PGRST202',
+        hint: `Arguments it takes: ${overloads.map((fn) => `(${fn.args.map((a) => a.name).join(', ')})`).join(' or ')}`,
+      },
+    );
+  }
+  if (fitting.length > 1) {
+    throw new HttpError(300, `Could not choose the best candidate function for public.${name}`, {
+      code: 'PGRST203',
+    });
+  }
+  const fn = fitting[0]!;
+  return {
+    fn,
+    args: fn.args
+      .filter((a) => provided.has(a.name))
+      .map((a) => ({ name: a.name, type: a.type, value: toDriverValue(provided.get(a.name), a.type) })),
+  };
+}
+
+/** A function's result columns as a table, so select/filters/order can apply to it. */
+export function resultTable(fn: DbFunction, schema: Schema): Table {
+  const fromTable = schema.tables.get(fn.returnType.replace(/^public\./, ''));
+  if (fromTable) return fromTable;
+  const columns = new Map<string, Column>();
+  for (const name of fn.returnColumns ?? []) {
+    columns.set(name, { name, type: 'text', nullable: true, hasDefault: false, defaultExpression: null });
+  }
+  return { name: fn.name, columns, primaryKey: [], uniqueKeys: [], insertable: false };
+}

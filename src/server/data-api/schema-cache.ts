@@ -1,0 +1,242 @@
+// In charge of knowing what the data API may touch: the tables, columns, keys, relationships and
+// functions of the `public` schema, read from pg_catalog. Reloaded when migrations announce a
+// change (NOTIFY tenantry_schema) and on demand. Nothing outside `public` is ever listed.
+import type { Pool } from '../db/pool.js';
+import type { Logger } from '../logger.js';
+
+export interface Column {
+  name: string;
+  /** format_type() output, e.g. `uuid`, `timestamp with time zone`, `public.workspace_role` */
+  type: string;
+  nullable: boolean;
+  hasDefault: boolean;
+  /** pg_get_expr() of the default, from the catalog */
+  defaultExpression: string | null;
+}
+
+export interface Relationship {
+  constraint: string;
+  /** the table holding the foreign key */
+  table: string;
+  columns: string[];
+  /** the referenced table */
+  foreignTable: string;
+  foreignColumns: string[];
+}
+
+export interface Table {
+  name: string;
+  columns: Map<string, Column>;
+  primaryKey: string[];
+  uniqueKeys: string[][];
+  insertable: boolean;
+}
+
+export interface FunctionArgument {
+  name: string;
+  type: string;
+  hasDefault: boolean;
+}
+
+export interface DbFunction {
+  name: string;
+  args: FunctionArgument[];
+  returnType: string;
+  returnsSet: boolean;
+  /** columns when the function returns rows of a table or composite type */
+  returnColumns: string[] | null;
+  returnsVoid: boolean;
+  volatile: boolean;
+  /** a single unnamed json/jsonb argument receives the whole body */
+  singleJsonArgument: boolean;
+}
+
+export interface Schema {
+  tables: Map<string, Table>;
+  relationships: Relationship[];
+  functions: Map<string, DbFunction[]>;
+}
+
+async function load(pool: Pool): Promise<Schema> {
+  const tables = await pool.query<{ name: string; relkind: string }>(
+    `select c.relname as name, c.relkind from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname = 'public' and c.relkind in ('r', 'p', 'v', 'm', 'f')`,
+  );
+  const columns = await pool.query<{
+    table: string;
+    name: string;
+    type: string;
+    nullable: boolean;
+    has_default: boolean;
+    default_expression: string | null;
+  }>(
+    `select c.relname as table, a.attname as name, format_type(a.atttypid, a.atttypmod) as type,
+            not a.attnotnull as nullable, a.atthasdef or a.attidentity <> '' or a.attgenerated <> '' as has_default,
+            pg_get_expr(d.adbin, d.adrelid) as default_expression
+     from pg_attribute a
+     join pg_class c on c.oid = a.attrelid
+     join pg_namespace n on n.oid = c.relnamespace
+     left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+     where n.nspname = 'public' and c.relkind in ('r', 'p', 'v', 'm', 'f') and a.attnum > 0 and not a.attisdropped
+     order by c.relname, a.attnum`,
+  );
+  const constraints = await pool.query<{
+    name: string;
+    type: 'p' | 'u' | 'f';
+    table: string;
+    columns: string[];
+    foreign_table: string | null;
+    foreign_schema: string | null;
+    foreign_columns: string[] | null;
+  }>(
+    `select con.conname as name, con.contype as type, c.relname as table,
+            array(select a.attname::text from unnest(con.conkey) with ordinality k(n, i)
+                  join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.n order by k.i) as columns,
+            fc.relname as foreign_table, fn.nspname as foreign_schema,
+            case when con.contype = 'f' then
+              array(select a.attname::text from unnest(con.confkey) with ordinality k(n, i)
+                    join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.n order by k.i)
+            end as foreign_columns
+     from pg_constraint con
+     join pg_class c on c.oid = con.conrelid
+     join pg_namespace n on n.oid = c.relnamespace
+     left join pg_class fc on fc.oid = con.confrelid
+     left join pg_namespace fn on fn.oid = fc.relnamespace
+     where n.nspname = 'public' and con.contype in ('p', 'u', 'f')`,
+  );
+  const functions = await pool.query<{
+    name: string;
+    arg_names: string[] | null;
+    arg_types: string[];
+    arg_modes: string[] | null;
+    default_count: number;
+    return_type: string;
+    returns_set: boolean;
+    return_columns: string[] | null;
+    volatility: string;
+  }>(
+    `select p.proname as name, p.proargnames as arg_names,
+            array(select format_type(t, null) from unnest(p.proargtypes) t) as arg_types,
+            p.proargmodes::text[] as arg_modes, p.pronargdefaults::int as default_count,
+            format_type(p.prorettype, null) as return_type, p.proretset as returns_set,
+            case when rt.typrelid <> 0 then
+              array(select a.attname::text from pg_attribute a where a.attrelid = rt.typrelid and a.attnum > 0
+                    and not a.attisdropped order by a.attnum)
+            when p.proargmodes is not null then
+              array(select n from unnest(p.proargnames, p.proargmodes::text[]) u(n, m) where m = 't')
+            end as return_columns,
+            p.provolatile as volatility
+     from pg_proc p
+     join pg_namespace n on n.oid = p.pronamespace
+     join pg_type rt on rt.oid = p.prorettype
+     where n.nspname = 'public' and p.prokind = 'f'`,
+  );
+
+  const schema: Schema = { tables: new Map(), relationships: [], functions: new Map() };
+  for (const t of tables.rows) {
+    schema.tables.set(t.name, {
+      name: t.name,
+      columns: new Map(),
+      primaryKey: [],
+      uniqueKeys: [],
+      insertable: t.relkind === 'r' || t.relkind === 'p' || t.relkind === 'v' || t.relkind === 'f',
+    });
+  }
+  for (const c of columns.rows) {
+    schema.tables.get(c.table)?.columns.set(c.name, {
+      name: c.name,
+      type: c.type,
+      nullable: c.nullable,
+      hasDefault: c.has_default,
+      defaultExpression: c.default_expression,
+    });
+  }
+  for (const con of constraints.rows) {
+    const table = schema.tables.get(con.table);
+    if (!table) continue;
+    if (con.type === 'p') table.primaryKey = con.columns;
+    else if (con.type === 'u') table.uniqueKeys.push(con.columns);
+    else if (con.foreign_schema === 'public' && con.foreign_table && con.foreign_columns) {
+      schema.relationships.push({
+        constraint: con.name,
+        table: con.table,
+        columns: con.columns,
+        foreignTable: con.foreign_table,
+        foreignColumns: con.foreign_columns,
+      });
+    }
+  }
+  for (const f of functions.rows) {
+    const modes = f.arg_modes ?? f.arg_types.map(() => 'i');
+    const names = f.arg_names ?? [];
+    // Input arguments are the i/b/v modes; proargtypes lists exactly those, in order.
+    const inputNames =
+      names.length > 0 ? names.filter((_, i) => ['i', 'b', 'v'].includes(modes[i] ?? 'i')) : [];
+    const args = f.arg_types.map((type, i) => ({
+      name: inputNames[i] ?? '',
+      type,
+      hasDefault: i >= f.arg_types.length - f.default_count,
+    }));
+    const fn: DbFunction = {
+      name: f.name,
+      args,
+      returnType: f.return_type,
+      returnsSet: f.returns_set,
+      returnColumns: f.return_columns,
+      returnsVoid: f.return_type === 'void',
+      volatile: f.volatility === 'v',
+      singleJsonArgument:
+        args.length === 1 && args[0]!.name === '' && ['json', 'jsonb'].includes(args[0]!.type),
+    };
+    const list = schema.functions.get(f.name) ?? [];
+    list.push(fn);
+    schema.functions.set(f.name, list);
+  }
+  return schema;
+}
+
+/** Holds the current schema; a reload swaps it atomically. Listens for migration notices. */
+export class SchemaCache {
+  private current: Promise<Schema> | undefined;
+  private listener: { release(): void } | undefined;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly logger: Logger,
+  ) {}
+
+  get(): Promise<Schema> {
+    this.current ??= load(this.pool).catch((error: unknown) => {
+      this.current = undefined; // try again on the next request
+      throw error;
+    });
+    return this.current;
+  }
+
+  reload(): Promise<Schema> {
+    const next = load(this.pool);
+    next.then(
+      () => {
+        this.current = next;
+      },
+      (error: unknown) => this.logger.error({ err: error }, 'schema cache reload failed'),
+    );
+    return next;
+  }
+
+  /** Subscribes to NOTIFY tenantry_schema so migrations applied by any instance reach this one. */
+  async listen(): Promise<void> {
+    const client = await this.pool.connect();
+    client.on('notification', (message) => {
+      if (message.channel === 'tenantry_schema') void this.reload();
+    });
+    client.on('error', () => undefined);
+    await client.query('listen tenantry_schema');
+    this.listener = client;
+  }
+
+  close(): void {
+    this.listener?.release();
+    this.listener = undefined;
+  }
+}

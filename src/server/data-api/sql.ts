@@ -1,0 +1,251 @@
+// In charge of writing SQL for a plan. The only place identifiers are quoted, and every name it
+// quotes has already been found in the schema cache; every value is a $n parameter. Results are
+// built as JSON inside Postgres so rows travel to the client as one text value. Pure.
+import type {
+  EmbedPlan,
+  PlannedItem,
+  ReadPlan,
+  ResolvedFilter,
+  ResolvedOrder,
+  WritePlan,
+  FunctionCall,
+} from './plan.js';
+
+export interface Query {
+  text: string;
+  values: unknown[];
+}
+
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+const table = (name: string) => `public.${quoteIdent(name)}`;
+const col = (alias: string, name: string) => `${alias}.${quoteIdent(name)}`;
+
+const COMPARISON: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
+
+function condition(alias: string, filter: ResolvedFilter, params: Params): string {
+  if (filter.kind !== 'condition') {
+    const inner = filter.items.map((f) => condition(alias, f, params)).join(` ${filter.kind} `);
+    return `${filter.negate ? 'not ' : ''}(${inner})`;
+  }
+  const target = col(alias, filter.column);
+  let sql: string;
+  switch (filter.operator) {
+    case 'like':
+    case 'ilike':
+      sql = `${target}::text ${filter.operator} ${params.add(String(filter.value).replace(/\*/g, '%'))}`;
+      break;
+    case 'is':
+      sql = {
+        null: `${target} is null`,
+        not_null: `${target} is not null`,
+        true: `${target} is true`,
+        false: `${target} is false`,
+        unknown: `${target} is unknown`,
+      }[filter.value as string]!;
+      break;
+    case 'in': {
+      const list = filter.value as string[];
+      // The array's element type is the column's own type, as the catalog names it.
+      sql = list.length === 0 ? 'false' : `${target} = any(${params.add(list)}::${filter.columnInfo.type}[])`;
+      break;
+    }
+    default:
+      sql = `${target} ${COMPARISON[filter.operator]} ${params.add(filter.value)}`;
+  }
+  return filter.negate ? `not (${sql})` : sql;
+}
+
+function whereClause(alias: string, filters: ResolvedFilter[], params: Params, extra: string[] = []): string {
+  const parts = [...extra, ...filters.map((f) => condition(alias, f, params))];
+  return parts.length > 0 ? ` where ${parts.join(' and ')}` : '';
+}
+
+function orderClause(alias: string, order: ResolvedOrder[]): string {
+  if (order.length === 0) return '';
+  return ` order by ${order
+    .map(
+      (o) => `${col(alias, o.column)} ${o.descending ? 'desc' : 'asc'}${o.nulls ? ` nulls ${o.nulls}` : ''}`,
+    )
+    .join(', ')}`;
+}
+
+function pagingClause(limit: number | undefined, offset: number | undefined, params: Params): string {
+  return `${limit !== undefined ? ` limit ${params.add(limit)}` : ''}${offset ? ` offset ${params.add(offset)}` : ''}`;
+}
+
+function joinCondition(embed: EmbedPlan, childAlias: string, parentAlias: string): string[] {
+  return embed.join.map((j) => `${col(childAlias, j.child)} = ${col(parentAlias, j.parent)}`);
+}
+
+function selectList(alias: string, items: PlannedItem[], params: Params, depth: number): string {
+  if (items.length === 0) return 'null as "_"';
+  return items
+    .map((item) => {
+      if (item.kind === 'column') {
+        return `${col(alias, item.column)}${item.cast ? `::${item.cast}` : ''} as ${quoteIdent(item.as)}`;
+      }
+      const e = item.embed;
+      const childAlias = `t${depth + 1}`;
+      const inner =
+        `select ${selectList(childAlias, e.items, params, depth + 1)} from ${table(e.table.name)} ${childAlias}` +
+        whereClause(childAlias, e.where, params, joinCondition(e, childAlias, alias));
+      if (e.toOne) {
+        return `(select row_to_json(_e) from (${inner} limit 1) _e) as ${quoteIdent(item.as)}`;
+      }
+      return (
+        `coalesce((select json_agg(_e) from (${inner}${orderClause(childAlias, e.order)}` +
+        `${pagingClause(e.limit, e.offset, params)}) _e), '[]'::json) as ${quoteIdent(item.as)}`
+      );
+    })
+    .join(', ');
+}
+
+/** `exists (…)` conditions that make !inner embeds filter their parents. */
+function innerEmbedConditions(alias: string, items: PlannedItem[], params: Params): string[] {
+  return items
+    .filter((i): i is Extract<PlannedItem, { kind: 'embed' }> => i.kind === 'embed' && i.embed.inner)
+    .map(({ embed }) => {
+      const childAlias = 't9';
+      return (
+        `exists (select 1 from ${table(embed.table.name)} ${childAlias}` +
+        `${whereClause(childAlias, embed.where, params, joinCondition(embed, childAlias, alias))})`
+      );
+    });
+}
+
+function sourceSql(plan: ReadPlan, params: Params): string {
+  if (plan.source.kind === 'table') return `${table(plan.source.table.name)} t0`;
+  return `${callSql(plan.source.call, params)} t0`;
+}
+
+export function callSql(call: FunctionCall, params: Params): string {
+  if (call.wholeBody !== undefined)
+    return `public.${quoteIdent(call.fn.name)}(${params.add(JSON.stringify(call.wholeBody))})`;
+  const args = call.args.map((a) => `${quoteIdent(a.name)} := ${params.add(a.value)}::${a.type}`);
+  return `public.${quoteIdent(call.fn.name)}(${args.join(', ')})`;
+}
+
+/** The page as one JSON text, its row count, and (optionally) the total count without paging. */
+export function readQuery(plan: ReadPlan, options: { single: boolean; count: boolean }): Query {
+  const params = new Params();
+  const source = sourceSql(plan, params);
+  const inner = innerEmbedConditions('t0', plan.items, params);
+  const where = whereClause('t0', plan.where, params, inner);
+  const page =
+    `select ${selectList('t0', plan.items, params, 0)} from ${source}${where}` +
+    `${orderClause('t0', plan.order)}${pagingClause(plan.limit, plan.offset, params)}`;
+  const body = options.single ? `(json_agg(_r) -> 0)::text` : `coalesce(json_agg(_r), '[]')::text`;
+  const total = options.count ? `, (select count(*) from ${source}${where})::bigint as total` : '';
+  return {
+    text: `select ${body} as body, count(_r)::int as rows${total} from (${page}) _r`,
+    values: params.values,
+  };
+}
+
+function rowsSource(plan: WritePlan, params: Params): { from: string; value: (column: string) => string } {
+  const rowsParam = params.add(JSON.stringify(plan.rows));
+  const from =
+    `from json_array_elements(${rowsParam}::json) _x(v), ` +
+    `lateral json_populate_record(null::${table(plan.table.name)}, _x.v) _p`;
+  const value = (column: string) => {
+    if (plan.uniform) return `_p.${quoteIdent(column)}`;
+    const fallback = plan.defaults.get(column) ?? 'null';
+    // Defaults come from pg_get_expr() in the catalog, never from the request.
+    return `case when (_x.v::jsonb) ? ${params.add(column)} then _p.${quoteIdent(column)} else ${fallback} end`;
+  };
+  return { from, value };
+}
+
+function returning(items: PlannedItem[], params: Params, single: boolean, representation: boolean): string {
+  if (!representation) return 'select null::text as body, count(*)::int as rows from _w';
+  const body = single ? `(json_agg(_r) -> 0)::text` : `coalesce(json_agg(_r), '[]')::text`;
+  return `select ${body} as body, count(_r)::int as rows from (select ${selectList('t0', items, params, 0)} from _w t0) _r`;
+}
+
+export function insertQuery(
+  plan: WritePlan,
+  items: PlannedItem[],
+  options: { single: boolean; representation: boolean },
+): Query {
+  const params = new Params();
+  const columns = plan.columns.map(quoteIdent).join(', ');
+  let sql: string;
+  if (plan.columns.length === 0) {
+    // Every row takes every default.
+    sql = `insert into ${table(plan.table.name)} select from json_array_elements(${params.add(JSON.stringify(plan.rows))}::json)`;
+  } else {
+    const { from, value } = rowsSource(plan, params);
+    sql = `insert into ${table(plan.table.name)} (${columns}) select ${plan.columns.map(value).join(', ')} ${from}`;
+  }
+  if (plan.conflict) {
+    const target = plan.conflict.columns.map(quoteIdent).join(', ');
+    const updates = plan.columns.filter((c) => !plan.conflict!.columns.includes(c));
+    sql +=
+      plan.conflict.action === 'ignore' || updates.length === 0
+        ? ` on conflict (${target}) do nothing`
+        : ` on conflict (${target}) do update set ${updates.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(', ')}`;
+  }
+  return {
+    text: `with _w as (${sql} returning *) ${returning(items, params, options.single, options.representation)}`,
+    values: params.values,
+  };
+}
+
+export function updateQuery(
+  plan: WritePlan,
+  where: ResolvedFilter[],
+  items: PlannedItem[],
+  options: { single: boolean; representation: boolean },
+): Query {
+  const params = new Params();
+  const rowParam = params.add(JSON.stringify(plan.rows[0]));
+  const sets = plan.columns.map((c) => `${quoteIdent(c)} = _p.${quoteIdent(c)}`).join(', ');
+  const sql =
+    `update ${table(plan.table.name)} t0 set ${sets} ` +
+    `from json_populate_record(null::${table(plan.table.name)}, ${rowParam}::json) _p` +
+    `${whereClause('t0', where, params)} returning t0.*`;
+  return {
+    text: `with _w as (${sql}) ${returning(items, params, options.single, options.representation)}`,
+    values: params.values,
+  };
+}
+
+export function deleteQuery(
+  tableName: string,
+  where: ResolvedFilter[],
+  items: PlannedItem[],
+  options: { single: boolean; representation: boolean },
+): Query {
+  const params = new Params();
+  const sql = `delete from ${table(tableName)} t0${whereClause('t0', where, params)} returning t0.*`;
+  return {
+    text: `with _w as (${sql}) ${returning(items, params, options.single, options.representation)}`,
+    values: params.values,
+  };
+}
+
+/** A call whose result is a single value (scalar, composite or void), as JSON text. */
+export function scalarCallQuery(call: FunctionCall): Query {
+  const params = new Params();
+  return { text: `select to_json(${callSql(call, params)})::text as body`, values: params.values };
+}
+
+/** A set-returning function of scalars: its values as a JSON array. */
+export function scalarSetCallQuery(call: FunctionCall): Query {
+  const params = new Params();
+  return {
+    text: `select coalesce(json_agg(_v), '[]')::text as body, count(*)::int as rows from ${callSql(call, params)} _v`,
+    values: params.values,
+  };
+}
