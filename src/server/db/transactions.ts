@@ -56,11 +56,13 @@ export function withRls<T>(
   return inTransaction(
     pool,
     async (tx) => {
-      // set_config('role', …, true) is SET LOCAL ROLE with the role as a parameter.
-      await tx.query(`select set_config('request.jwt.claims', $1, true), set_config('role', $2, true)`, [
-        JSON.stringify(claims),
-        claims.role,
-      ]);
+      // set_config('role', …, true) is SET LOCAL ROLE with the role as a parameter; a read-only
+      // transaction (reads over GET) refuses writes, as PostgREST's does.
+      await tx.query(
+        `select set_config('request.jwt.claims', $1, true), set_config('role', $2, true),
+                set_config('transaction_read_only', $3, true)`,
+        [JSON.stringify(claims), claims.role, options.readOnly ? 'on' : 'off'],
+      );
     },
     fn,
   );
