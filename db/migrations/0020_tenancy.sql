@@ -232,8 +232,10 @@ grant update (role) on public.workspace_members to authenticated;
 grant delete on public.workspace_members to authenticated;
 grant update (display_name, avatar_url) on public.profiles to authenticated;
 grant update (digest_frequency, muted_workspace_ids) on public.notification_preferences to authenticated;
-grant insert (workspace_id, name, description), update (name, description), delete on public.projects
-  to authenticated;
+-- id is insertable so clients can upsert with ids they generate; moving a project needs member
+-- rights in both workspaces (the update policy checks the old and the new row).
+grant insert (id, workspace_id, name, description), update (workspace_id, name, description), delete
+  on public.projects to authenticated;
 grant all on all tables in schema public to service_role;
 grant select, insert, update, delete on internal.invitation_tokens to service_role;
 
