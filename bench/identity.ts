@@ -1,8 +1,8 @@
 // Identity benchmarks: refresh-grant throughput against a bare signed-JWT round trip on the same
 // server, and password sign-in throughput against the bare argon2 verify rate.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { startBenchServer } from './support/servers.js';
 import { hashPassword, verifyPassword } from '../src/server/identity/passwords.js';
 import type { BenchDatabase } from './support/database.js';
 import { request, runLoad } from './support/load.js';
@@ -11,37 +11,9 @@ import { row, type BenchRow } from './support/report.js';
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const CONCURRENCY = 32;
 
-async function startServer(
-  databaseUrl: string,
-  apiKey: string,
-): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/identity-server.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      PROJECT_API_KEY: apiKey,
-      SERVICE_ROLE_KEY: randomBytes(24).toString('hex'),
-      PAYMENT_WEBHOOK_SECRET: 'whsec_' + randomBytes(16).toString('hex'),
-      CRON_SECRET: randomBytes(24).toString('hex'),
-      AUTH_AUTOCONFIRM: 'true',
-      // The benchmark measures throughput, not the limiter: lift the limits far out of the way.
-      RATE_LIMIT_SIGNIN_PER_EMAIL: '100000000',
-      RATE_LIMIT_SIGNIN_PER_ADDRESS: '100000000',
-      RATE_LIMIT_REFRESH_PER_SESSION: '100000000',
-      RATE_LIMIT_SIGNUP_PER_ADDRESS: '100000000',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
-  const port = /listening (\d+)/.exec(chunk.toString())?.[1];
-  if (!port) throw new Error(`benchmark server did not start: ${chunk.toString()}`);
-  return { url: `http://127.0.0.1:${port}`, child };
-}
-
 export async function identityBenchmarks(database: BenchDatabase): Promise<BenchRow[]> {
   const apiKey = randomBytes(24).toString('hex');
-  const { url, child } = await startServer(database.url, apiKey);
+  const { url, child } = await startBenchServer('bench/identity-server.ts', database.url, apiKey);
   const headers = { apikey: apiKey, 'content-type': 'application/json' };
   try {
     // One user and one session chain per worker.

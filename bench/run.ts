@@ -2,6 +2,7 @@
 // as a ratio, and regenerates docs/benchmarks.md.
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
+import { dataApiBenchmarks } from './data-api.js';
 import { identityBenchmarks } from './identity.js';
 import { startBenchDatabase } from './support/database.js';
 import { machineDescription, markdownReport, printRows, type BenchRow } from './support/report.js';
@@ -16,6 +17,8 @@ try {
 
   console.log('identity: refresh and sign-in throughput…');
   rows.push(...(await identityBenchmarks(database)));
+  console.log('data API: list throughput and RLS at scale…');
+  rows.push(...(await dataApiBenchmarks(database)));
   printRows(rows);
 
   writeFileSync('docs/benchmarks.md', markdownReport(rows, machineDescription(version), new Date()));

@@ -119,11 +119,15 @@ create index projects_workspace_idx on public.projects (workspace_id, created_at
 -- ---------------------------------------------------------------------------------------------
 grant usage on schema internal to authenticated, service_role;
 
-create function internal.my_workspace_ids(min_role public.workspace_role default 'viewer')
-returns setof uuid
+-- The caller's workspaces (at a minimum role) as an array. Policies compare with
+-- `= any ((select …)::uuid[])`, which Postgres evaluates once per statement (an InitPlan) and
+-- turns into an index condition on (workspace_id, …) indexes, so an RLS-filtered list costs what
+-- the same query with an explicit workspace filter costs.
+create function internal.my_workspace_id_array(min_role public.workspace_role default 'viewer')
+returns uuid[]
 language sql stable security definer set search_path = ''
 as $$
-  select m.workspace_id from public.workspace_members m
+  select coalesce(array_agg(m.workspace_id), '{}') from public.workspace_members m
   where m.user_id = auth.uid() and m.role >= min_role
 $$;
 
@@ -138,7 +142,7 @@ create function internal.my_coworker_ids() returns setof uuid
 language sql stable security definer set search_path = ''
 as $$
   select distinct m.user_id from public.workspace_members m
-  where m.workspace_id in (select internal.my_workspace_ids())
+  where m.workspace_id = any ((select internal.my_workspace_id_array())::uuid[])
 $$;
 
 -- The caller's e-mail from the user record, not from token claims that may be stale.
@@ -177,24 +181,24 @@ alter table public.projects enable row level security;
 alter table public.projects force row level security;
 
 create policy workspaces_read on public.workspaces for select to authenticated
-  using (id in (select internal.my_workspace_ids()));
+  using (id = any ((select internal.my_workspace_id_array())::uuid[]));
 create policy workspaces_edit on public.workspaces for update to authenticated
-  using (id in (select internal.my_workspace_ids('admin')))
-  with check (id in (select internal.my_workspace_ids('admin')));
+  using (id = any ((select internal.my_workspace_id_array('admin'))::uuid[]))
+  with check (id = any ((select internal.my_workspace_id_array('admin'))::uuid[]));
 create policy workspaces_delete on public.workspaces for delete to authenticated
-  using (id in (select internal.my_workspace_ids('owner')));
+  using (id = any ((select internal.my_workspace_id_array('owner'))::uuid[]));
 
 create policy members_read on public.workspace_members for select to authenticated
-  using (workspace_id in (select internal.my_workspace_ids()));
+  using (workspace_id = any ((select internal.my_workspace_id_array())::uuid[]));
 -- Who may change which role is decided by the members trigger below; this only scopes rows.
 create policy members_edit on public.workspace_members for update to authenticated
-  using (workspace_id in (select internal.my_workspace_ids('admin')))
-  with check (workspace_id in (select internal.my_workspace_ids('admin')));
+  using (workspace_id = any ((select internal.my_workspace_id_array('admin'))::uuid[]))
+  with check (workspace_id = any ((select internal.my_workspace_id_array('admin'))::uuid[]));
 create policy members_delete on public.workspace_members for delete to authenticated
-  using (user_id = (select auth.uid()) or workspace_id in (select internal.my_workspace_ids('admin')));
+  using (user_id = (select auth.uid()) or workspace_id = any ((select internal.my_workspace_id_array('admin'))::uuid[]));
 
 create policy invitations_read on public.invitations for select to authenticated
-  using (workspace_id in (select internal.my_workspace_ids('admin')) or email = (select internal.my_email()));
+  using (workspace_id = any ((select internal.my_workspace_id_array('admin'))::uuid[]) or email = (select internal.my_email()));
 
 create policy profiles_read on public.profiles for select to authenticated
   using (id = (select auth.uid()) or id in (select internal.my_coworker_ids()));
@@ -207,20 +211,20 @@ create policy preferences_edit on public.notification_preferences for update to 
   using (user_id = (select auth.uid())) with check (user_id = (select auth.uid()));
 
 create policy activity_read on public.activity_events for select to authenticated
-  using (workspace_id in (select internal.my_workspace_ids()));
+  using (workspace_id = any ((select internal.my_workspace_id_array())::uuid[]));
 
 create policy subscriptions_read on public.subscriptions for select to authenticated
-  using (workspace_id in (select internal.my_workspace_ids()));
+  using (workspace_id = any ((select internal.my_workspace_id_array())::uuid[]));
 
 create policy projects_read on public.projects for select to authenticated
-  using (workspace_id in (select internal.my_workspace_ids()));
+  using (workspace_id = any ((select internal.my_workspace_id_array())::uuid[]));
 create policy projects_insert on public.projects for insert to authenticated
-  with check (workspace_id in (select internal.my_workspace_ids('member')));
+  with check (workspace_id = any ((select internal.my_workspace_id_array('member'))::uuid[]));
 create policy projects_edit on public.projects for update to authenticated
-  using (workspace_id in (select internal.my_workspace_ids('member')))
-  with check (workspace_id in (select internal.my_workspace_ids('member')));
+  using (workspace_id = any ((select internal.my_workspace_id_array('member'))::uuid[]))
+  with check (workspace_id = any ((select internal.my_workspace_id_array('member'))::uuid[]));
 create policy projects_delete on public.projects for delete to authenticated
-  using (workspace_id in (select internal.my_workspace_ids('member')));
+  using (workspace_id = any ((select internal.my_workspace_id_array('member'))::uuid[]));
 
 -- Grants: reads of every table, writes only of the columns a client may set. anon gets nothing.
 grant select on public.workspaces, public.workspace_members, public.invitations, public.profiles,
@@ -809,6 +813,6 @@ grant execute on function public.create_workspace(text, text), public.invite_mem
   to authenticated, service_role;
 grant execute on all functions in schema internal to service_role;
 -- Only what policies and user-side triggers evaluate as the caller.
-grant execute on function internal.my_workspace_ids(public.workspace_role), internal.my_role(uuid),
+grant execute on function internal.my_workspace_id_array(public.workspace_role), internal.my_role(uuid),
   internal.my_coworker_ids(), internal.my_email(), internal.acting_as_user(), internal.touch_updated_at(),
   internal.stamp_project_creator() to authenticated;

@@ -1,0 +1,154 @@
+// Data-API benchmarks: (a) a /rest/v1 list query against a minimal node:http + pg server running
+// the same SQL under the same RLS; (b) with 10k workspaces, 100k memberships and 1M projects, a
+// member's RLS-filtered list against the same query run as superuser with an explicit filter.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { withRls } from '../src/server/db/transactions.js';
+import type { BenchDatabase } from './support/database.js';
+import { request, runLoad } from './support/load.js';
+import { row, type BenchRow } from './support/report.js';
+import { startBenchServer, stopBenchServer } from './support/servers.js';
+
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
+const CONCURRENCY = 32;
+const SCALE = Number(process.env.BENCH_SCALE ?? 1); // 1 = 10k workspaces / 100k members / 1M projects
+
+async function restList(database: BenchDatabase): Promise<BenchRow> {
+  const apiKey = randomBytes(24).toString('hex');
+  const jwtSecret = randomBytes(32).toString('hex');
+  const ours = await startBenchServer('bench/identity-server.ts', database.url, apiKey, jwtSecret);
+  const reference = await startBenchServer('bench/rest-reference-server.ts', database.url, apiKey, jwtSecret);
+  try {
+    const json = { apikey: apiKey, 'content-type': 'application/json' };
+    const signUp = await request(
+      `${ours.url}/auth/v1/signup`,
+      'POST',
+      json,
+      JSON.stringify({ email: `list-${Date.now()}@example.com`, password: 'benchmark password' }),
+    );
+    const token = (JSON.parse(signUp.body) as { access_token: string }).access_token;
+    const auth = { ...json, authorization: `Bearer ${token}` };
+    const ws = await request(
+      `${ours.url}/rest/v1/rpc/create_workspace`,
+      'POST',
+      auth,
+      JSON.stringify({ name: 'Bench' }),
+    );
+    const workspaceId = (JSON.parse(ws.body) as { id: string }).id;
+    const rows = Array.from({ length: 50 }, (_, i) => ({ workspace_id: workspaceId, name: `Project ${i}` }));
+    await request(`${ours.url}/rest/v1/projects`, 'POST', auth, JSON.stringify(rows));
+
+    const path = '/rest/v1/projects?select=id,name,created_at&order=created_at.desc&limit=20';
+    const ourLoad = await runLoad({
+      durationMs: DURATION_MS,
+      concurrency: CONCURRENCY,
+      operation: async () => (await request(`${ours.url}${path}`, 'GET', auth)).status === 200,
+    });
+    const referenceLoad = await runLoad({
+      durationMs: DURATION_MS,
+      concurrency: CONCURRENCY,
+      operation: async () => (await request(`${reference.url}/`, 'GET', auth)).status === 200,
+    });
+    return row({
+      suite: 'data API',
+      measure: '/rest/v1 list (20 of 50 rows, RLS)',
+      value: ourLoad.perSecond,
+      reference: referenceLoad.perSecond,
+      referenceName: 'minimal node:http + pg, same SQL and RLS',
+      unit: 'req/s',
+      note: `p50 ${ourLoad.p50.toFixed(1)} ms vs ${referenceLoad.p50.toFixed(1)} ms; errors ${ourLoad.errors}/${referenceLoad.errors}`,
+    });
+  } finally {
+    await stopBenchServer(ours.child);
+    await stopBenchServer(reference.child);
+  }
+}
+
+async function rlsAtScale(database: BenchDatabase): Promise<BenchRow> {
+  const workspaces = 10_000 * SCALE;
+  const users = 20_000 * SCALE;
+  const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  const started = performance.now();
+  const client = await pool.connect();
+  try {
+    // Bulk load as superuser with triggers off (no activity rows, no profile rows needed here).
+    await client.query(`set session_replication_role = replica`);
+    await client.query(
+      `insert into auth.users (id, email, email_confirmed_at)
+       select ('00000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'scale' || g || '@example.com', now()
+       from generate_series(1, $1) g`,
+      [users],
+    );
+    await client.query(
+      `insert into public.workspaces (id, name, slug)
+       select ('10000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'Scale ' || g, 'scale-' || g
+       from generate_series(1, $1) g`,
+      [workspaces],
+    );
+    // ten members per workspace; each user ends up in five workspaces
+    await client.query(
+      `insert into public.workspace_members (workspace_id, user_id, role)
+       select ('10000000-0000-4000-8000-' || lpad(to_hex(w), 12, '0'))::uuid,
+              ('00000000-0000-4000-8000-' || lpad(to_hex(((w * 10 + k) % $2) + 1), 12, '0'))::uuid,
+              (array['owner','admin','member','viewer'])[1 + k % 4]::public.workspace_role
+       from generate_series(1, $1) w, generate_series(0, 9) k
+       on conflict do nothing`,
+      [workspaces, users],
+    );
+    await client.query(
+      `insert into public.projects (workspace_id, name, created_at)
+       select ('10000000-0000-4000-8000-' || lpad(to_hex(w), 12, '0'))::uuid, 'Project ' || p,
+              now() - (p || ' minutes')::interval
+       from generate_series(1, $1) w, generate_series(1, 100) p`,
+      [workspaces],
+    );
+    await client.query(`set session_replication_role = origin`);
+    await client.query('analyze');
+  } finally {
+    client.release();
+  }
+  const loadSeconds = (performance.now() - started) / 1000;
+
+  const counts = await pool.query<{ members: string; projects: string }>(
+    `select (select count(*) from public.workspace_members) as members, (select count(*) from public.projects) as projects`,
+  );
+  const user = '00000000-0000-4000-8000-' + (1234).toString(16).padStart(12, '0');
+  const mine = await pool.query<{ workspace_id: string }>(
+    'select workspace_id from public.workspace_members where user_id = $1',
+    [user],
+  );
+  const ids = mine.rows.map((r) => r.workspace_id);
+  const list = 'select id, name from public.projects order by created_at desc limit 50';
+  const claims = { role: 'authenticated' as const, sub: user };
+
+  const iterations = 300;
+  const time = async (fn: () => Promise<unknown>) => {
+    for (let i = 0; i < 20; i++) await fn(); // warm up
+    const t0 = performance.now();
+    for (let i = 0; i < iterations; i++) await fn();
+    return (performance.now() - t0) / iterations;
+  };
+  const rls = await time(() => withRls(pool, claims, (tx) => tx.query(list)));
+  const superuser = await time(() =>
+    withRls(pool, { role: 'service_role' }, (tx) =>
+      tx.query(
+        'select id, name from public.projects where workspace_id = any($1) order by created_at desc limit 50',
+        [ids],
+      ),
+    ),
+  );
+  await pool.end();
+  return row({
+    suite: 'data API',
+    measure: `RLS list at scale (${Number(counts.rows[0]!.members).toLocaleString('en')} members, ${Number(counts.rows[0]!.projects).toLocaleString('en')} projects)`,
+    value: rls,
+    reference: superuser,
+    referenceName: 'same query, RLS bypassed, explicit workspace filter',
+    unit: 'ms/query',
+    note: `member of ${ids.length} workspaces; lower is better, 1.0 = RLS costs nothing; data load ${loadSeconds.toFixed(0)} s`,
+  });
+}
+
+export async function dataApiBenchmarks(database: BenchDatabase): Promise<BenchRow[]> {
+  return [await restList(database), await rlsAtScale(database)];
+}

@@ -1,0 +1,41 @@
+// Benchmark support: starting a server script as a child process (so the load generator does not
+// share its event loop), configured like production with throwaway secrets and lifted limits.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+
+export async function startBenchServer(
+  script: string,
+  databaseUrl: string,
+  apiKey: string,
+  jwtSecret = randomBytes(32).toString('hex'),
+): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      JWT_SECRET: jwtSecret,
+      PROJECT_API_KEY: apiKey,
+      SERVICE_ROLE_KEY: randomBytes(24).toString('hex'),
+      PAYMENT_WEBHOOK_SECRET: 'whsec_' + randomBytes(16).toString('hex'),
+      CRON_SECRET: randomBytes(24).toString('hex'),
+      AUTH_AUTOCONFIRM: 'true',
+      LOG_LEVEL: 'silent',
+      // The benchmarks measure throughput, not the limiter: lift the limits far out of the way.
+      RATE_LIMIT_SIGNIN_PER_EMAIL: '100000000',
+      RATE_LIMIT_SIGNIN_PER_ADDRESS: '100000000',
+      RATE_LIMIT_REFRESH_PER_SESSION: '100000000',
+      RATE_LIMIT_SIGNUP_PER_ADDRESS: '100000000',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
+  const port = /listening (\d+)/.exec(chunk.toString())?.[1];
+  if (!port) throw new Error(`benchmark server ${script} did not start: ${chunk.toString()}`);
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
+export async function stopBenchServer(child: ChildProcess): Promise<void> {
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
