@@ -11,6 +11,10 @@ import { billingRoutes } from './billing/routes.js';
 import type { Config } from './config.js';
 import { dataApiRoutes } from './data-api/routes.js';
 import { SchemaCache } from './data-api/schema-cache.js';
+import { turnDigestOff } from './digest/preferences.js';
+import { digestRoutes } from './digest/routes.js';
+import { runDigest } from './digest/run.js';
+import { createUnsubscribeKey } from './digest/unsubscribe-token.js';
 import type { Pool } from './db/pool.js';
 import { databaseUnavailable, isDatabaseUnavailable } from './http/unavailable.js';
 import { createTokenSigner } from './identity/access-tokens.js';
@@ -141,6 +145,19 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     billingRoutes({ pool, logger, webhookSecret: config.paymentWebhookSecret, handlers: billingHandlers }),
   );
 
+  const unsubscribeKey = createUnsubscribeKey(config.jwtSecret);
+  const digest = { pool, appUrl: config.appUrl, unsubscribeKey };
+  app.route(
+    '/api/notifications',
+    digestRoutes({
+      cronSecret: config.cronSecret,
+      logger,
+      unsubscribeKey,
+      runDigest: (frequency) => runDigest(digest, frequency),
+      unsubscribe: (userId) => turnDigestOff(pool, userId),
+    }),
+  );
+
   app.notFound((c) => c.json({ error: 'not_found', message: 'No such endpoint' }, 404));
   app.onError((error, c) => {
     if (isDatabaseUnavailable(error)) {
@@ -151,5 +168,5 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     return c.json({ error: 'internal_error', message: 'Internal server error' }, 500);
   });
 
-  return { app, identity, signer, schemaCache };
+  return { app, identity, signer, schemaCache, digest };
 }
