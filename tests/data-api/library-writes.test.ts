@@ -222,7 +222,7 @@ describe('upsert', () => {
     expect((await owner.client.from('reviews').upsert(rows)).status).toBe(201);
     const again = await owner.client
       .from('reviews')
-      .upsert([{ ...rows[0], stars: 5 }, rows[1]])
+      .upsert([{ ...rows[0]!, stars: 5 }, rows[1]!])
       .select('reviewer, stars')
       .order('reviewer');
     expect(again.error).toBeNull();

@@ -194,8 +194,8 @@ function planItems(
         ...(cast ? { cast } : {}),
       });
     } else {
-      const child = findTable(schema, item.relation);
       const { rel, toOne } = relationshipFor(schema, table, item.relation, item.hint);
+      const child = findTable(schema, item.relation);
       const join = toOne
         ? rel.columns.map((parentColumn, i) => ({ child: rel.foreignColumns[i]!, parent: parentColumn }))
         : rel.columns.map((childColumn, i) => ({ child: childColumn, parent: rel.foreignColumns[i]! }));
@@ -339,11 +339,19 @@ function toDriverValue(value: unknown, type: string): unknown {
   return String(value);
 }
 
+function volatileOverGet(name: string): HttpError {
+  return new HttpError(405, `public.${name} is volatile, so it can only be called with POST`, {
+    code: 'PGRST101',
+    hint: 'Declare the function STABLE or IMMUTABLE to allow GET',
+  });
+}
+
 export function planCall(
   schema: Schema,
   name: string,
   provided: Map<string, unknown>,
   wholeBody: unknown,
+  options: { readOnly: boolean } = { readOnly: false },
 ): FunctionCall {
   const overloads = schema.functions.get(name);
   if (!overloads) {
@@ -359,7 +367,10 @@ export function planCall(
   );
   if (fitting.length === 0) {
     const single = overloads.find((fn) => fn.singleJsonArgument);
-    if (single) return { fn: single, args: [], wholeBody };
+    if (single) {
+      if (options.readOnly && single.volatile) throw volatileOverGet(name);
+      return { fn: single, args: [], wholeBody };
+    }
     throw new HttpError(
       404,
       `Could not find the function public.${name}(${names.join(', ')}) in the schema cache`,
@@ -375,6 +386,9 @@ export function planCall(
     });
   }
   const fn = fitting[0]!;
+  // GET promises no side effects; a volatile function may have some, so it is refused up front
+  // rather than left to fail (or not) inside the read-only transaction.
+  if (options.readOnly && fn.volatile) throw volatileOverGet(name);
   return {
     fn,
     args: fn.args

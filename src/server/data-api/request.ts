@@ -119,6 +119,26 @@ function columnList(raw: string, what: string): string[] {
   });
 }
 
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw syntaxError('The path is not valid percent-encoded UTF-8');
+  }
+}
+
+/** `/<table>` or `/rpc/<function>`; anything else names no resource. */
+export function splitPath(path: string): ApiRequest['target'] {
+  const segments = path.split('/').filter(Boolean);
+  if (segments.length === 1) return { kind: 'table', name: decodeSegment(segments[0]!) };
+  if (segments.length === 2 && segments[0] === 'rpc')
+    return { kind: 'rpc', name: decodeSegment(segments[1]!) };
+  throw new HttpError(404, `Invalid path: ${path.slice(0, 200)}`, {
+    code: 'PGRST125',
+    hint: 'Use /rest/v1/<table> or /rest/v1/rpc/<function>',
+  });
+}
+
 export function parseApiRequest(
   method: string,
   path: string,
@@ -130,12 +150,7 @@ export function parseApiRequest(
   if (!['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'].includes(method)) {
     throw new HttpError(405, `Method ${method} is not supported`, { code: 'PGRST117' });
   }
-  const segments = path.split('/').filter(Boolean);
-  let target: ApiRequest['target'];
-  if (segments.length === 1) target = { kind: 'table', name: decodeURIComponent(segments[0]!) };
-  else if (segments.length === 2 && segments[0] === 'rpc')
-    target = { kind: 'rpc', name: decodeURIComponent(segments[1]!) };
-  else throw new HttpError(404, `No resource at ${path}`, { code: 'PGRST125' });
+  const target = splitPath(path);
 
   const profile = headers.get(method === 'GET' || method === 'HEAD' ? 'accept-profile' : 'content-profile');
   if (profile && profile !== 'public') {

@@ -1,5 +1,6 @@
 // In charge of the /rest/v1 HTTP surface: a thin Hono adapter. It names the caller (apikey and
-// bearer token), parses the request, runs it, and renders every error in PostgREST's format.
+// bearer token), then runs the pipeline: parse -> plan and SQL -> execute -> respond. It is the
+// one place errors are rendered in PostgREST's format.
 import { Hono } from 'hono';
 import type { Pool } from '../db/pool.js';
 import type { Claims } from '../db/transactions.js';
@@ -9,9 +10,10 @@ import type { TokenSigner } from '../identity/access-tokens.js';
 import { resolveCaller, type ProjectKeys } from '../identity/caller.js';
 import type { Logger } from '../logger.js';
 import { fromAuthError, renderError, toHttpError } from './errors.js';
-import { execute } from './execute.js';
-import { parseApiRequest } from './request.js';
-import type { SchemaCache } from './schema-cache.js';
+import { execute, prepare, type Prepared } from './execute.js';
+import { parseApiRequest, splitPath, type ApiRequest } from './request.js';
+import { respond } from './response.js';
+import type { Schema, SchemaCache } from './schema-cache.js';
 
 export interface DataApiDeps {
   pool: Pool;
@@ -22,6 +24,21 @@ export interface DataApiDeps {
 }
 
 const BODY_METHODS = new Set(['POST', 'PATCH']);
+/** Planning errors that a schema cache older than the latest migration could cause. */
+const SCHEMA_MISSES = new Set(['PGRST200', 'PGRST202', 'PGRST204', 'PGRST205']);
+/** Database errors saying the cache is ahead of the catalog (something was dropped or renamed). */
+const STALE_CACHE_STATES = new Set(['42P01', '42703', '42883']);
+
+function parse(schema: Schema, method: string, url: URL, headers: Headers): ApiRequest {
+  const path = url.pathname.replace(/^\/rest\/v1/, '');
+  const target = splitPath(path);
+  // GET /rpc/<fn>: query parameters named like the function's arguments are arguments.
+  const argumentNames =
+    target.kind === 'rpc'
+      ? new Set((schema.functions.get(target.name) ?? []).flatMap((f) => f.args.map((a) => a.name)))
+      : new Set<string>();
+  return parseApiRequest(method, path, url.searchParams, headers, argumentNames);
+}
 
 export function dataApiRoutes(deps: DataApiDeps): Hono {
   const app = new Hono();
@@ -36,18 +53,15 @@ export function dataApiRoutes(deps: DataApiDeps): Hono {
       );
       role = caller.claims.role;
       const url = new URL(c.req.url);
-      const path = url.pathname.replace(/^\/rest\/v1/, '');
-      const schema = await deps.schemaCache.get();
-      const target = path.split('/').filter(Boolean);
-      const argumentNames =
-        target[0] === 'rpc' && target[1]
-          ? new Set(
-              (schema.functions.get(decodeURIComponent(target[1])) ?? []).flatMap((f) =>
-                f.args.map((a) => a.name),
-              ),
-            )
-          : new Set<string>();
-      const request = parseApiRequest(c.req.method, path, url.searchParams, c.req.raw.headers, argumentNames);
+      const headers = c.req.raw.headers;
+      let schema = await deps.schemaCache.get();
+      const target = splitPath(url.pathname.replace(/^\/rest\/v1/, ''));
+      const known =
+        target.kind === 'rpc' ? schema.functions.has(target.name) : schema.tables.has(target.name);
+      // An unknown table or function may be one a migration just added: look again (rate-limited).
+      if (!known) schema = (await deps.schemaCache.refreshAfterMiss()) ?? schema;
+      // Parse before reading the body, so a malformed URL is refused without reading it.
+      let request = parse(schema, c.req.method, url, headers);
       let body: unknown;
       if (BODY_METHODS.has(c.req.method)) {
         body = await readJsonBody(c.req.raw).catch((error: unknown) => {
@@ -57,10 +71,27 @@ export function dataApiRoutes(deps: DataApiDeps): Hono {
           throw error;
         });
       }
-      return await execute(deps.pool, { request, schema, claims: caller.claims as Claims, body });
+      let prepared: Prepared;
+      try {
+        prepared = prepare(schema, request, body);
+      } catch (error) {
+        // Likewise for a column or relationship: reload once and plan again.
+        if (!isHttpError(error) || !SCHEMA_MISSES.has(error.code)) throw error;
+        const fresh = await deps.schemaCache.refreshAfterMiss();
+        if (!fresh) throw error;
+        schema = fresh;
+        request = parse(schema, c.req.method, url, headers);
+        prepared = prepare(schema, request, body);
+      }
+      const result = await execute(deps.pool, caller.claims as Claims, prepared);
+      return respond(request, prepared.shape, result);
     } catch (error) {
-      const known = toHttpError(error, role);
-      if (known) return renderError(known);
+      const code = (error as { code?: unknown } | null)?.code;
+      if (typeof code === 'string' && STALE_CACHE_STATES.has(code)) {
+        void deps.schemaCache.refreshAfterMiss().catch(() => undefined);
+      }
+      const rendered = toHttpError(error, role);
+      if (rendered) return renderError(rendered);
       deps.logger.error({ err: error, path: c.req.path, method: c.req.method }, 'data API request failed');
       return renderError(new HttpError(500, 'Internal server error', { code: 'PGRST500' }));
     }

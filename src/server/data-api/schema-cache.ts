@@ -1,6 +1,7 @@
 // In charge of knowing what the data API may touch: the tables, columns, keys, relationships and
 // functions of the `public` schema, read from pg_catalog. Reloaded when migrations announce a
 // change (NOTIFY tenantry_schema) and on demand. Nothing outside `public` is ever listed.
+import pg from 'pg';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
 
@@ -72,7 +73,11 @@ async function load(pool: Pool): Promise<Schema> {
   }>(
     `select c.relname as table, a.attname as name, format_type(a.atttypid, a.atttypmod) as type,
             not a.attnotnull as nullable, a.atthasdef or a.attidentity <> '' or a.attgenerated <> '' as has_default,
-            pg_get_expr(d.adbin, d.adrelid) as default_expression
+            -- An identity column has no pg_attrdef row; its default is the next value of its
+            -- sequence, spelled out so rows of one bulk insert can fall back to it.
+            case when a.attidentity <> '' then
+              format('nextval(%L::regclass)', pg_get_serial_sequence(format('public.%I', c.relname), a.attname))
+            else pg_get_expr(d.adbin, d.adrelid) end as default_expression
      from pg_attribute a
      join pg_class c on c.oid = a.attrelid
      join pg_namespace n on n.oid = c.relnamespace
@@ -129,7 +134,10 @@ async function load(pool: Pool): Promise<Schema> {
      from pg_proc p
      join pg_namespace n on n.oid = p.pronamespace
      join pg_type rt on rt.oid = p.prorettype
-     where n.nspname = 'public' and p.prokind = 'f'`,
+     where n.nspname = 'public' and p.prokind = 'f'
+       -- Trigger functions and functions over internal types cannot be called by a client.
+       and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype, 'internal'::regtype)
+       and not ('internal'::regtype = any(p.proargtypes::oid[]))`,
   );
 
   const schema: Schema = { tables: new Map(), relationships: [], functions: new Map() };
@@ -195,10 +203,25 @@ async function load(pool: Pool): Promise<Schema> {
   return schema;
 }
 
-/** Holds the current schema; a reload swaps it atomically. Listens for migration notices. */
+const CHANNEL = 'tenantry_schema';
+/** A miss (unknown table, function…) reloads at most this often, so probing names stays cheap. */
+const MISS_RELOAD_INTERVAL_MS = 1000;
+const LISTEN_RETRY_MS = 2000;
+
+/**
+ * Holds the current schema; a reload swaps it atomically. The first use starts a LISTEN on a
+ * dedicated connection (a pool client held forever would keep pool.end() from finishing), and
+ * stops when the pool ends.
+ */
 export class SchemaCache {
   private current: Promise<Schema> | undefined;
-  private listener: { release(): void } | undefined;
+  private loadedAt = 0;
+  private inFlight: Promise<Schema> | undefined;
+  private reloadAgain = false;
+  private listener: pg.Client | undefined;
+  private listening = false;
+  private closed = false;
+  private watchdog: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly pool: Pool,
@@ -206,37 +229,114 @@ export class SchemaCache {
   ) {}
 
   get(): Promise<Schema> {
-    this.current ??= load(this.pool).catch((error: unknown) => {
+    if (!this.listening) this.listen();
+    this.current ??= this.load().catch((error: unknown) => {
       this.current = undefined; // try again on the next request
       throw error;
     });
     return this.current;
   }
 
+  /** Reads the catalog again; concurrent calls share one load, and a call during a load queues one more. */
   reload(): Promise<Schema> {
-    const next = load(this.pool);
+    if (this.inFlight) {
+      this.reloadAgain = true;
+      return this.inFlight;
+    }
+    const next = this.load();
+    this.inFlight = next;
     next.then(
-      () => {
-        this.current = next;
+      (schema) => {
+        this.current = Promise.resolve(schema);
       },
       (error: unknown) => this.logger.error({ err: error }, 'schema cache reload failed'),
     );
+    void next
+      .finally(() => {
+        this.inFlight = undefined;
+        if (this.reloadAgain) {
+          this.reloadAgain = false;
+          void this.reload().catch(() => undefined);
+        }
+      })
+      .catch(() => undefined);
     return next;
   }
 
+  /**
+   * A request named something the cache does not know: maybe a migration ran and its notice has
+   * not arrived yet. Returns a fresh schema to retry with, or null when the cache is fresh enough
+   * that a reload could not help.
+   */
+  async refreshAfterMiss(): Promise<Schema | null> {
+    if (this.inFlight) return this.inFlight;
+    if (Date.now() - this.loadedAt < MISS_RELOAD_INTERVAL_MS) return null;
+    return this.reload();
+  }
+
+  private async load(): Promise<Schema> {
+    const started = Date.now();
+    const schema = await load(this.pool);
+    this.loadedAt = started;
+    return schema;
+  }
+
   /** Subscribes to NOTIFY tenantry_schema so migrations applied by any instance reach this one. */
-  async listen(): Promise<void> {
-    const client = await this.pool.connect();
+  listen(): void {
+    if (this.listening || this.closed) return;
+    this.listening = true;
+    void this.connectListener(false);
+    // The pool has no "ended" event; this check lets the listener go when the pool is shut down.
+    this.watchdog = setInterval(() => {
+      if (this.pool.ending) this.close();
+    }, 500);
+    this.watchdog.unref();
+  }
+
+  private async connectListener(reconnecting: boolean): Promise<void> {
+    if (this.closed || this.pool.ending) return;
+    const client = new pg.Client({ ...this.pool.options, application_name: 'tenantry schema listener' });
+    let failed = false;
+    const retry = () => {
+      if (failed) return;
+      failed = true;
+      if (this.listener === client) this.listener = undefined;
+      client.end().catch(() => undefined);
+      if (this.closed || this.pool.ending) return;
+      setTimeout(() => void this.connectListener(true), LISTEN_RETRY_MS).unref();
+    };
+    client.on('error', retry);
+    client.on('end', retry);
     client.on('notification', (message) => {
-      if (message.channel === 'tenantry_schema') void this.reload();
+      if (message.channel === CHANNEL) void this.reload().catch(() => undefined);
     });
-    client.on('error', () => undefined);
-    await client.query('listen tenantry_schema');
-    this.listener = client;
+    try {
+      await client.connect();
+      await client.query(`listen ${CHANNEL}`);
+      if (this.closed) {
+        failed = true;
+        await client.end();
+        return;
+      }
+      this.listener = client;
+      // Notices sent while we were disconnected are lost; reading the catalog again covers them.
+      if (reconnecting) void this.reload().catch(() => undefined);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'schema cache listener could not connect; retrying');
+      retry();
+    }
   }
 
   close(): void {
-    this.listener?.release();
+    this.closed = true;
+    if (this.watchdog) clearInterval(this.watchdog);
+    const client = this.listener;
     this.listener = undefined;
+    if (client) {
+      client.removeAllListeners('end');
+      client.removeAllListeners('error');
+      client.on('error', () => undefined);
+      void client.end().catch(() => undefined);
+    }
   }
 }

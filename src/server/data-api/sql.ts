@@ -124,9 +124,11 @@ function innerEmbedConditions(alias: string, items: PlannedItem[], params: Param
     });
 }
 
-function sourceSql(plan: ReadPlan, params: Params): string {
-  if (plan.source.kind === 'table') return `${table(plan.source.table.name)} t0`;
-  return `${callSql(plan.source.call, params)} t0`;
+/** The FROM item (aliased t0) and any CTE it needs. */
+function sourceSql(plan: ReadPlan, params: Params): { with: string; from: string } {
+  if (plan.source.kind === 'table') return { with: '', from: `${table(plan.source.table.name)} t0` };
+  // A CTE read twice (page and count) is evaluated once, so the function runs exactly once.
+  return { with: `with _src as (select * from ${callSql(plan.source.call, params)}) `, from: '_src t0' };
 }
 
 export function callSql(call: FunctionCall, params: Params): string {
@@ -143,12 +145,12 @@ export function readQuery(plan: ReadPlan, options: { single: boolean; count: boo
   const inner = innerEmbedConditions('t0', plan.items, params);
   const where = whereClause('t0', plan.where, params, inner);
   const page =
-    `select ${selectList('t0', plan.items, params, 0)} from ${source}${where}` +
+    `select ${selectList('t0', plan.items, params, 0)} from ${source.from}${where}` +
     `${orderClause('t0', plan.order)}${pagingClause(plan.limit, plan.offset, params)}`;
   const body = options.single ? `(json_agg(_r) -> 0)::text` : `coalesce(json_agg(_r), '[]')::text`;
-  const total = options.count ? `, (select count(*) from ${source}${where})::bigint as total` : '';
+  const total = options.count ? `, (select count(*) from ${source.from}${where})::bigint as total` : '';
   return {
-    text: `select ${body} as body, count(_r)::int as rows${total} from (${page}) _r`,
+    text: `${source.with}select ${body} as body, count(_r)::int as rows${total} from (${page}) _r`,
     values: params.values,
   };
 }

@@ -1,0 +1,89 @@
+// In charge of turning what the database answered into PostgREST's HTTP response: the status
+// (200/201/204/206/416/406), Content-Range, Content-Type, Preference-Applied, and the body, which
+// arrives from Postgres as ready JSON text and is passed through untouched. Pure.
+import { HttpError } from '../http/errors.js';
+import type { ApiRequest } from './request.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const OBJECT_TYPE = 'application/vnd.pgrst.object+json; charset=utf-8';
+
+/** One row from the statement sql.ts writes: the JSON body, the row count, maybe a total. */
+export interface ResultRow {
+  body: string | null;
+  rows: number;
+  total?: string | number | null;
+}
+
+/** What the statement was, so the response can be shaped: rows read, rows written, or a value. */
+export type ResultShape =
+  { kind: 'rows'; counted: boolean } | { kind: 'write'; created: boolean } | { kind: 'value'; void: boolean };
+
+function singleCheck(request: ApiRequest, rows: number): void {
+  if (request.single && rows !== 1) {
+    throw new HttpError(406, 'Cannot coerce the result to a single JSON object', {
+      code: 'PGRST116',
+      details: `The result contains ${rows} rows`,
+    });
+  }
+}
+
+function headers(
+  request: ApiRequest,
+  single: boolean,
+  extra: Record<string, string>,
+): Record<string, string> {
+  const h: Record<string, string> = { 'content-type': single ? OBJECT_TYPE : JSON_TYPE, ...extra };
+  if (request.prefer.applied.length > 0) h['preference-applied'] = request.prefer.applied.join(', ');
+  return h;
+}
+
+function rowsResponse(request: ApiRequest, result: ResultRow, counted: boolean): Response {
+  singleCheck(request, result.rows);
+  const offset = request.offset ?? 0;
+  const total = counted ? Number(result.total ?? 0) : undefined;
+  if (total !== undefined && offset > 0 && offset >= total) {
+    throw new HttpError(416, 'Requested range not satisfiable', {
+      code: 'PGRST103',
+      details: `An offset of ${offset} was requested, but there are only ${total} rows.`,
+    });
+  }
+  const range =
+    result.rows > 0 ? `${offset}-${offset + result.rows - 1}/${total ?? '*'}` : `*/${total ?? '*'}`;
+  const status = total !== undefined && result.rows < total ? 206 : 200;
+  const body = request.method === 'HEAD' ? null : (result.body ?? '[]');
+  return new Response(body, {
+    status,
+    headers: headers(request, request.single, { 'content-range': range }),
+  });
+}
+
+function writeResponse(request: ApiRequest, result: ResultRow, created: boolean): Response {
+  const representation = request.prefer.return === 'representation';
+  if (representation) singleCheck(request, result.rows);
+  const range = created ? '*/*' : result.rows > 0 ? `0-${result.rows - 1}/*` : '*/*';
+  const extra = { 'content-range': range };
+  if (!representation) {
+    return new Response(null, { status: created ? 201 : 204, headers: headers(request, false, extra) });
+  }
+  return new Response(result.body ?? '[]', {
+    status: created ? 201 : 200,
+    headers: headers(request, request.single, extra),
+  });
+}
+
+function valueResponse(request: ApiRequest, result: ResultRow, isVoid: boolean): Response {
+  if (isVoid) return new Response(null, { status: 204, headers: headers(request, false, {}) });
+  const body = request.method === 'HEAD' ? null : (result.body ?? 'null');
+  return new Response(body, { status: 200, headers: headers(request, false, {}) });
+}
+
+export function respond(request: ApiRequest, shape: ResultShape, result: ResultRow): Response {
+  switch (shape.kind) {
+    case 'rows':
+      return rowsResponse(request, result, shape.counted);
+    case 'write':
+      return writeResponse(request, result, shape.created);
+    case 'value':
+      return valueResponse(request, result, shape.void);
+  }
+}
