@@ -46,6 +46,9 @@ export interface Config {
   /** outgoing mail; unset = messages stay in the outbox (development mailbox) */
   smtpUrl: string | undefined;
   mailFrom: string;
+  /** run the digest crons in-process (off when an external scheduler calls the endpoint) */
+  scheduler: boolean;
+  schedulerTimezone: string;
 }
 
 /** Secrets that production must be given explicitly, in the order they are reported when missing. */
@@ -100,6 +103,18 @@ const envSchema = z.object({
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
     .optional(),
   MAIL_FROM: z.string().min(3).default('Tenantry <no-reply@localhost>'),
+  SCHEDULER: boolFlag.default(true),
+  SCHEDULER_TIMEZONE: z
+    .string()
+    .refine((tz) => {
+      try {
+        new Intl.DateTimeFormat('en', { timeZone: tz });
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be an IANA time zone such as UTC or Europe/Paris')
+    .default('UTC'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -209,5 +224,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     logLevel: e.LOG_LEVEL,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
+    scheduler: e.SCHEDULER,
+    schedulerTimezone: e.SCHEDULER_TIMEZONE,
   };
 }

