@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { dataApiBenchmarks } from './data-api.js';
+import { digestBenchmarks } from './digest.js';
 import { identityBenchmarks } from './identity.js';
 import { startBenchDatabase } from './support/database.js';
 import { machineDescription, markdownReport, printRows, type BenchRow } from './support/report.js';
@@ -19,6 +20,8 @@ try {
   rows.push(...(await identityBenchmarks(database)));
   console.log('data API: list throughput and RLS at scale…');
   rows.push(...(await dataApiBenchmarks(database)));
+  console.log('digest: compose and enqueue at 10k and 100k users; SMTP delivery…');
+  rows.push(...(await digestBenchmarks(database)));
   printRows(rows);
 
   writeFileSync('docs/benchmarks.md', markdownReport(rows, machineDescription(version), new Date()));
