@@ -190,3 +190,24 @@ describe('administration with the service-role key', () => {
     expect(error?.code).toBe('not_admin');
   });
 });
+
+describe('deleting an account that owns a workspace', () => {
+  test('refused (409) while other members would be left without an owner', async () => {
+    const admin = server.adminClient().auth.admin;
+    const owner = server.client();
+    const ownerSession = await owner.auth.signUp({ email: uniqueEmail(), password: 'correct horse battery' });
+    const memberSession = await server
+      .client()
+      .auth.signUp({ email: uniqueEmail(), password: 'correct horse battery' });
+    const ws = await owner.rpc('create_workspace', { name: 'Owned' });
+    await server.pool.query(`insert into public.workspace_members values ($1, $2, 'member')`, [
+      (ws.data as { id: string }).id,
+      memberSession.data.user!.id,
+    ]);
+    const refused = await admin.deleteUser(ownerSession.data.user!.id);
+    expect(refused.error?.status).toBe(409);
+    expect(refused.error?.message).toContain('owner');
+    // a user who owns nothing shared can go
+    expect((await admin.deleteUser(memberSession.data.user!.id)).error).toBeNull();
+  });
+});

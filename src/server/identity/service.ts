@@ -4,7 +4,7 @@
 import type { Pool, Queryable } from '../db/pool.js';
 import { withService } from '../db/transactions.js';
 import { signAccessToken, type AccessTokenClaims, type TokenSigner } from './access-tokens.js';
-import { errors } from './errors.js';
+import { authError, errors } from './errors.js';
 import { hashPassword, verifyDecoy, verifyPassword } from './passwords.js';
 import { enforceLimits } from './rate-limit.js';
 import type { RefreshTokenKey } from './refresh-tokens.js';
@@ -309,7 +309,15 @@ export class IdentityService {
   }
 
   async adminDeleteUser(id: string): Promise<void> {
-    const deleted = await withService(this.pool, (tx) => deleteUser(tx, id));
+    let deleted: boolean;
+    try {
+      deleted = await withService(this.pool, (tx) => deleteUser(tx, id));
+    } catch (error) {
+      // The database refuses to leave a workspace with members but no owner (P0001).
+      const e = error as { code?: string; message?: string };
+      if (e.code === 'P0001') throw authError(409, 'conflict', e.message ?? 'The user cannot be deleted yet');
+      throw error;
+    }
     if (!deleted) throw errors.userNotFound();
   }
 }
