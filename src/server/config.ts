@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { SignJWT } from 'jose';
 import { z } from 'zod';
+import { plansSchema, type Plan } from './billing/plans.js';
 
 /** Local mode = no DATABASE_URL: embedded Postgres and generated secrets. Production = everything explicit. */
 export type Mode = 'local' | 'production';
@@ -49,6 +50,8 @@ export interface Config {
   /** run the digest crons in-process (off when an external scheduler calls the endpoint) */
   scheduler: boolean;
   schedulerTimezone: string;
+  /** paid plans and their Stripe prices; the free plan is built in */
+  billingPlans: Plan[];
 }
 
 /** Secrets that production must be given explicitly, in the order they are reported when missing. */
@@ -103,6 +106,18 @@ const envSchema = z.object({
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
     .optional(),
   MAIL_FROM: z.string().min(3).default('Tenantry <no-reply@localhost>'),
+  BILLING_PLANS: z
+    .string()
+    .transform((raw, ctx) => {
+      try {
+        return JSON.parse(raw) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON array of {id, name, priceId}' });
+        return z.NEVER;
+      }
+    })
+    .pipe(plansSchema)
+    .default([]),
   SCHEDULER: boolFlag.default(true),
   SCHEDULER_TIMEZONE: z
     .string()
@@ -226,5 +241,6 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     mailFrom: e.MAIL_FROM,
     scheduler: e.SCHEDULER,
     schedulerTimezone: e.SCHEDULER_TIMEZONE,
+    billingPlans: e.BILLING_PLANS,
   };
 }

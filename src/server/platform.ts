@@ -6,7 +6,7 @@ import { cors } from 'hono/cors';
 import { requestId, type RequestIdVariables } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import type { HttpBindings } from '@hono/node-server';
-import { billingHandlers } from './billing/handlers.js';
+import { createBillingHandlers } from './billing/handlers.js';
 import { billingRoutes } from './billing/routes.js';
 import type { Config } from './config.js';
 import { dataApiRoutes } from './data-api/routes.js';
@@ -142,7 +142,12 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
 
   app.route(
     '/api/billing',
-    billingRoutes({ pool, logger, webhookSecret: config.paymentWebhookSecret, handlers: billingHandlers }),
+    billingRoutes({
+      pool,
+      logger,
+      webhookSecret: config.paymentWebhookSecret,
+      handlers: createBillingHandlers({ plans: config.billingPlans, appUrl: config.appUrl }),
+    }),
   );
 
   const unsubscribeKey = createUnsubscribeKey(config.jwtSecret);

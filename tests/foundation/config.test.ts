@@ -44,6 +44,9 @@ describe('production mode (DATABASE_URL set)', () => {
     ['JWT_SECRET', { JWT_SECRET: 'short' }],
     ['APP_URL', { APP_URL: 'not a url' }],
     ['AUTH_AUTOCONFIRM', { AUTH_AUTOCONFIRM: 'maybe' }],
+    ['BILLING_PLANS', { BILLING_PLANS: 'not json' }],
+    ['BILLING_PLANS', { BILLING_PLANS: '[{"id":"pro","name":"Pro","priceId":"prod_x"}]' }],
+    ['SCHEDULER_TIMEZONE', { SCHEDULER_TIMEZONE: 'Mars/Olympus' }],
   ])('a bad %s is named in the error', async (name, bad) => {
     const error = await loadConfig({ DATABASE_URL: 'postgres://x@localhost/db', ...secrets, ...bad }).catch(
       (e: unknown) => e,
