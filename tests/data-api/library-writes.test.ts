@@ -177,7 +177,14 @@ describe('upsert', () => {
       .select('id, country')
       .single();
     expect(merged.error).toBeNull();
+    // Nothing was created, only updated: 200, as PostgREST answers.
+    expect(merged.status).toBe(200);
     expect(merged.data).toEqual({ id, country: 'USA' });
+    const mixed = await owner.client.from('authors').upsert([
+      { id, name: 'Ann Leckie', country: 'US' },
+      { id: 900001, name: 'Martha Wells', country: 'US' },
+    ]);
+    expect(mixed.status).toBe(201);
     expect(
       await rowsWhere(`select count(*)::int as n from public.authors where name = 'Ann Leckie'`),
     ).toEqual([{ n: 1 }]);
@@ -232,6 +239,26 @@ describe('upsert', () => {
       { reviewer: 'carol', stars: 5 },
       { reviewer: 'dave', stars: 4 },
     ]);
+  });
+
+  test('a merge writing only key columns returns the existing rows too; an empty merge is 200', async () => {
+    await lib.admin.query(`insert into public.tricky (id) values (5)`);
+    const res = await lib.rest('/tricky?select=id', {
+      method: 'POST',
+      token: owner.token,
+      headers: { prefer: 'return=representation, resolution=merge-duplicates' },
+      body: JSON.stringify([{ id: 5 }]),
+    });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual([{ id: 5 }]);
+    const empty = await lib.rest('/reviews', {
+      method: 'POST',
+      token: owner.token,
+      headers: { prefer: 'return=representation, resolution=merge-duplicates' },
+      body: '[]',
+    });
+    expect(empty.status).toBe(200);
+    expect(empty.json).toEqual([]);
   });
 
   test('on_conflict naming an unknown column is 400', async () => {

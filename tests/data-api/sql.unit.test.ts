@@ -253,7 +253,7 @@ describe('writes', () => {
       headers: { prefer: 'return=representation' },
       body: [{ title: "x'); drop table books; --", author_id: 1 }],
     });
-    expect(shape).toEqual({ kind: 'write', created: true });
+    expect(shape).toEqual({ kind: 'write', created: true, merge: false });
     expect(query.values).toEqual([JSON.stringify([{ title: "x'); drop table books; --", author_id: 1 }])]);
     expect(query.text).toContain(
       'insert into public."books" ("title", "author_id") select _p."title", _p."author_id"',

@@ -52,7 +52,11 @@ export function prepare(schema: Schema, request: ApiRequest, body: unknown): Pre
     case 'POST': {
       const plan = planInsert(request, table, body);
       const items = planRead(schema, { ...request, filters: [] }, table).items;
-      return { query: insertQuery(plan, items, options), readOnly, shape: { kind: 'write', created: true } };
+      return {
+        query: insertQuery(plan, items, options),
+        readOnly,
+        shape: { kind: 'write', created: true, merge: plan.conflict?.action === 'merge' },
+      };
     }
     case 'PATCH': {
       const plan = planUpdate(request, table, body);

@@ -12,11 +12,15 @@ export interface ResultRow {
   body: string | null;
   rows: number;
   total?: string | number | null;
+  /** for a merging upsert: how many of the rows were new */
+  inserted?: number;
 }
 
 /** What the statement was, so the response can be shaped: rows read, rows written, or a value. */
 export type ResultShape =
-  { kind: 'rows'; counted: boolean } | { kind: 'write'; created: boolean } | { kind: 'value'; void: boolean };
+  | { kind: 'rows'; counted: boolean }
+  | { kind: 'write'; created: boolean; merge?: boolean }
+  | { kind: 'value'; void: boolean };
 
 function singleCheck(request: ApiRequest, rows: number): void {
   if (request.single && rows !== 1) {
@@ -57,13 +61,18 @@ function rowsResponse(request: ApiRequest, result: ResultRow, counted: boolean):
   });
 }
 
-function writeResponse(request: ApiRequest, result: ResultRow, created: boolean): Response {
+function writeResponse(request: ApiRequest, result: ResultRow, insert: boolean, merge: boolean): Response {
+  // An upsert that only updated existing rows created nothing: 200, as PostgREST answers.
+  const created = insert && !(merge && result.inserted === 0);
   const representation = request.prefer.return === 'representation';
   if (representation) singleCheck(request, result.rows);
-  const range = created ? '*/*' : result.rows > 0 ? `0-${result.rows - 1}/*` : '*/*';
+  const range = insert ? '*/*' : result.rows > 0 ? `0-${result.rows - 1}/*` : '*/*';
   const extra = { 'content-range': range };
   if (!representation) {
-    return new Response(null, { status: created ? 201 : 204, headers: headers(request, false, extra) });
+    return new Response(null, {
+      status: insert ? (created ? 201 : 200) : 204,
+      headers: headers(request, false, extra),
+    });
   }
   return new Response(result.body ?? '[]', {
     status: created ? 201 : 200,
@@ -82,7 +91,7 @@ export function respond(request: ApiRequest, shape: ResultShape, result: ResultR
     case 'rows':
       return rowsResponse(request, result, shape.counted);
     case 'write':
-      return writeResponse(request, result, shape.created);
+      return writeResponse(request, result, shape.created, shape.merge ?? false);
     case 'value':
       return valueResponse(request, result, shape.void);
   }

@@ -169,10 +169,25 @@ function rowsSource(plan: WritePlan, params: Params): { from: string; value: (co
   return { from, value };
 }
 
-function returning(items: PlannedItem[], params: Params, single: boolean, representation: boolean): string {
-  if (!representation) return 'select null::text as body, count(*)::int as rows from _w';
+/** Name of the flag an upsert returns per row; no table column is likely to be called this. */
+const INSERTED_FLAG = '"__tenantry_inserted"';
+
+function returning(
+  items: PlannedItem[],
+  params: Params,
+  single: boolean,
+  representation: boolean,
+  countInserted = false,
+): string {
+  const inserted = countInserted
+    ? `, (select count(*) from _w where _w.${INSERTED_FLAG})::int as inserted`
+    : '';
+  if (!representation) return `select null::text as body, count(*)::int as rows${inserted} from _w`;
   const body = single ? `(json_agg(_r) -> 0)::text` : `coalesce(json_agg(_r), '[]')::text`;
-  return `select ${body} as body, count(_r)::int as rows from (select ${selectList('t0', items, params, 0)} from _w t0) _r`;
+  return (
+    `select ${body} as body, count(_r)::int as rows${inserted} ` +
+    `from (select ${selectList('t0', items, params, 0)} from _w t0) _r`
+  );
 }
 
 export function insertQuery(
@@ -190,16 +205,24 @@ export function insertQuery(
     const { from, value } = rowsSource(plan, params);
     sql = `insert into ${table(plan.table.name)} (${columns}) select ${plan.columns.map(value).join(', ')} ${from}`;
   }
+  const merge = plan.conflict?.action === 'merge';
   if (plan.conflict) {
     const target = plan.conflict.columns.map(quoteIdent).join(', ');
-    const updates = plan.columns.filter((c) => !plan.conflict!.columns.includes(c));
-    sql +=
-      plan.conflict.action === 'ignore' || updates.length === 0
-        ? ` on conflict (${target}) do nothing`
-        : ` on conflict (${target}) do update set ${updates.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(', ')}`;
+    const others = plan.columns.filter((c) => !plan.conflict!.columns.includes(c));
+    // With only key columns to write, a merge still "updates" (to the same values) so that the
+    // existing rows come back, as they do with PostgREST.
+    const updates = others.length > 0 ? others : plan.conflict.columns;
+    sql += merge
+      ? ` on conflict (${target}) do update set ${updates.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(', ')}`
+      : ` on conflict (${target}) do nothing`;
   }
+  // xmax is 0 for a freshly inserted row and set for one the upsert updated: that tells a merge
+  // that only updated (200) from one that created something (201).
+  const flag = merge ? `, (xmax = 0) as ${INSERTED_FLAG}` : '';
   return {
-    text: `with _w as (${sql} returning *) ${returning(items, params, options.single, options.representation)}`,
+    text:
+      `with _w as (${sql} returning *${flag}) ` +
+      returning(items, params, options.single, options.representation, merge),
     values: params.values,
   };
 }
