@@ -11,6 +11,7 @@ import { createPlatform, isPlatformPath } from './platform.js';
 import { FREQUENCIES, SCHEDULES } from './digest/frequency.js';
 import { runDigest } from './digest/run.js';
 import { MailDelivery } from './mail/delivery.js';
+import { registerRuntime } from './runtime.js';
 import { Scheduler } from './scheduler.js';
 import { loadWebHandler } from './web.js';
 
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
   logger.info({ applied: migrations.applied, alreadyApplied: migrations.skipped }, 'migrations up to date');
 
   const { app, digest, schemaCache } = createPlatform({ config, pool, logger });
+  registerRuntime({ config, pool });
   const platformListener = getRequestListener(app.fetch);
   const web = await loadWebHandler(logger);
 
