@@ -360,6 +360,44 @@ describe('delete', () => {
   });
 });
 
+describe('single() on writes', () => {
+  test('a write asked for one row that touches several is 406 PGRST116 and is undone', async () => {
+    await owner.client.from('authors').insert([
+      { name: 'Twin 1', country: 'T' },
+      { name: 'Twin 2', country: 'T' },
+    ]);
+    const update = await owner.client
+      .from('authors')
+      .update({ born: 1900 })
+      .eq('country', 'T')
+      .select('name')
+      .single();
+    expect(update.status).toBe(406);
+    expect(update.error).toMatchObject({ code: 'PGRST116', details: 'The result contains 2 rows' });
+    expect(await rowsWhere(`select born from public.authors where country = 'T'`)).toEqual([
+      { born: null },
+      { born: null },
+    ]);
+    const del = await owner.client.from('authors').delete().eq('country', 'T').select().single();
+    expect(del.status).toBe(406);
+    expect(await rowsWhere(`select 1 from public.authors where country = 'T'`)).toHaveLength(2);
+    const insert = await owner.client
+      .from('authors')
+      .insert([{ name: 'Twin 3' }, { name: 'Twin 4' }])
+      .select()
+      .single();
+    expect(insert.status).toBe(406);
+    expect(await rowsWhere(`select 1 from public.authors where name in ('Twin 3', 'Twin 4')`)).toEqual([]);
+    const one = await owner.client
+      .from('authors')
+      .update({ born: 1901 })
+      .eq('name', 'Twin 1')
+      .select('born')
+      .single();
+    expect(one).toMatchObject({ status: 200, data: { born: 1901 } });
+  });
+});
+
 describe('Prefer and Content-Profile', () => {
   test('Preference-Applied echoes what was honoured', async () => {
     const res = await lib.rest('/authors?select=name', {

@@ -16,7 +16,7 @@ import {
   type ReadPlan,
 } from './plan.js';
 import type { ApiRequest } from './request.js';
-import type { ResultRow, ResultShape } from './response.js';
+import { expectsOne, notOneRow, type ResultRow, type ResultShape } from './response.js';
 import type { Schema } from './schema-cache.js';
 import {
   deleteQuery,
@@ -32,10 +32,17 @@ export interface Prepared {
   query: Query;
   readOnly: boolean;
   shape: ResultShape;
+  /** Accept: application/vnd.pgrst.object+json: any other row count undoes the transaction */
+  expectOne?: boolean;
 }
 
 /** Plans the request against `schema` and writes its SQL. Throws HttpError for anything invalid. */
 export function prepare(schema: Schema, request: ApiRequest, body: unknown): Prepared {
+  const prepared = prepareStatement(schema, request, body);
+  return expectsOne(request, prepared.shape) ? { ...prepared, expectOne: true } : prepared;
+}
+
+function prepareStatement(schema: Schema, request: ApiRequest, body: unknown): Prepared {
   const readOnly = request.method === 'GET' || request.method === 'HEAD';
   const counted = request.prefer.count !== undefined;
   const options = { single: request.single, representation: request.prefer.return === 'representation' };
@@ -132,7 +139,10 @@ export async function execute(pool: Pool, claims: Claims, prepared: Prepared): P
     claims,
     async (tx) => {
       const result = await tx.query<ResultRow>({ text: query.text, values: query.values });
-      return result.rows[0] ?? { body: null, rows: 0 };
+      const row = result.rows[0] ?? { body: null, rows: 0 };
+      // Checked before commit: a .single() write that touched 0 or 2+ rows must change nothing.
+      if (prepared.expectOne && row.rows !== 1) throw notOneRow(row.rows);
+      return row;
     },
     { readOnly },
   );

@@ -22,13 +22,22 @@ export type ResultShape =
   | { kind: 'write'; created: boolean; merge?: boolean }
   | { kind: 'value'; void: boolean };
 
+/** Whether the client asked for exactly one row as an object, so any other count is a 406. */
+export function expectsOne(request: ApiRequest, shape: ResultShape): boolean {
+  if (!request.single) return false;
+  if (shape.kind === 'rows') return true;
+  return shape.kind === 'write' && request.prefer.return === 'representation';
+}
+
+export function notOneRow(rows: number): HttpError {
+  return new HttpError(406, 'Cannot coerce the result to a single JSON object', {
+    code: 'PGRST116',
+    details: `The result contains ${rows} rows`,
+  });
+}
+
 function singleCheck(request: ApiRequest, rows: number): void {
-  if (request.single && rows !== 1) {
-    throw new HttpError(406, 'Cannot coerce the result to a single JSON object', {
-      code: 'PGRST116',
-      details: `The result contains ${rows} rows`,
-    });
-  }
+  if (request.single && rows !== 1) throw notOneRow(rows);
 }
 
 function headers(
