@@ -52,6 +52,9 @@ export interface Config {
   schedulerTimezone: string;
   /** paid plans and their Stripe prices; the free plan is built in */
   billingPlans: Plan[];
+  /** billing is optional: unset = the app runs fully and says billing is not configured */
+  stripeSecretKey: string | undefined;
+  stripeApiBase: string | undefined;
 }
 
 /** Secrets that production must be given explicitly, in the order they are reported when missing. */
@@ -118,6 +121,11 @@ const envSchema = z.object({
     })
     .pipe(plansSchema)
     .default([]),
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/, 'must be a Stripe secret key (sk_test_…, sk_live_… or rk_…)')
+    .optional(),
+  STRIPE_API_BASE: z.url().optional(),
   SCHEDULER: boolFlag.default(true),
   SCHEDULER_TIMEZONE: z
     .string()
@@ -242,5 +250,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     scheduler: e.SCHEDULER,
     schedulerTimezone: e.SCHEDULER_TIMEZONE,
     billingPlans: e.BILLING_PLANS,
+    stripeSecretKey: e.STRIPE_SECRET_KEY,
+    stripeApiBase: e.STRIPE_API_BASE,
   };
 }

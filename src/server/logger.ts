@@ -17,6 +17,7 @@ const REDACT = [
   '*.serviceRoleKey',
   '*.cronSecret',
   '*.paymentWebhookSecret',
+  '*.stripeSecretKey',
 ];
 
 export function createLogger(level = 'info'): Logger {
