@@ -255,6 +255,12 @@ describe('filters', () => {
       'The Left Hand of Darkness',
     ]);
     expect((await books().in('title', [])).data).toEqual([]);
+    const arrays = await lib.rest(
+      `/books?select=title&tags=in.(${encodeURIComponent('"{ocean}","{space}"')})&order=title`,
+    );
+    expect(arrays.json).toEqual([{ title: 'Solaris' }, { title: 'The Left Hand of Darkness' }]);
+    const arrayEq = await anon.from('books').select('title').eq('tags', '{anarchy,space}');
+    expect(titles(arrayEq.data)).toEqual(['The Dispossessed']);
   });
 
   test('or and and, nested and negated', async () => {

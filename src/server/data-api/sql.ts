@@ -56,8 +56,13 @@ function condition(alias: string, filter: ResolvedFilter, params: Params): strin
       break;
     case 'in': {
       const list = filter.value as string[];
+      const type = filter.columnInfo.type;
+      if (list.length === 0) sql = 'false';
+      // An array column compares whole arrays, which one array parameter cannot carry.
+      else if (type.endsWith('[]'))
+        sql = `${target} in (${list.map((v) => `${params.add(v)}::${type}`).join(', ')})`;
       // The array's element type is the column's own type, as the catalog names it.
-      sql = list.length === 0 ? 'false' : `${target} = any(${params.add(list)}::${filter.columnInfo.type}[])`;
+      else sql = `${target} = any(${params.add(list)}::${type}[])`;
       break;
     }
     default:
