@@ -52,6 +52,10 @@ export interface Config {
   schedulerTimezone: string;
   /** paid plans and their Stripe prices; the free plan is built in */
   billingPlans: Plan[];
+  freePlanSeats: number;
+  freePlanProjects: number;
+  /** days a past-due workspace keeps full access before domain data turns read-only */
+  billingGraceDays: number;
   /** billing is optional: unset = the app runs fully and says billing is not configured */
   stripeSecretKey: string | undefined;
   stripeApiBase: string | undefined;
@@ -121,6 +125,9 @@ const envSchema = z.object({
     })
     .pipe(plansSchema)
     .default([]),
+  FREE_PLAN_SEATS: positiveInt.default(10),
+  FREE_PLAN_PROJECTS: z.coerce.number().int().min(0).default(1000),
+  BILLING_GRACE_DAYS: z.coerce.number().int().min(0).max(365).default(7),
   STRIPE_SECRET_KEY: z
     .string()
     .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/, 'must be a Stripe secret key (sk_test_…, sk_live_… or rk_…)')
@@ -250,6 +257,9 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     scheduler: e.SCHEDULER,
     schedulerTimezone: e.SCHEDULER_TIMEZONE,
     billingPlans: e.BILLING_PLANS,
+    freePlanSeats: e.FREE_PLAN_SEATS,
+    freePlanProjects: e.FREE_PLAN_PROJECTS,
+    billingGraceDays: e.BILLING_GRACE_DAYS,
     stripeSecretKey: e.STRIPE_SECRET_KEY,
     stripeApiBase: e.STRIPE_API_BASE,
   };

@@ -2,6 +2,7 @@
 // -> the platform app and Next.js behind one node:http server -> graceful stop.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
+import { syncEntitlements } from './billing/entitlements.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -31,6 +32,12 @@ async function main(): Promise<void> {
   const pool = createPool(database.url);
   const migrations = await migrate(pool);
   logger.info({ applied: migrations.applied, alreadyApplied: migrations.skipped }, 'migrations up to date');
+  await syncEntitlements(pool, {
+    freeSeats: config.freePlanSeats,
+    freeProjects: config.freePlanProjects,
+    plans: config.billingPlans,
+    graceDays: config.billingGraceDays,
+  });
 
   const { app, digest, schemaCache } = createPlatform({ config, pool, logger });
   registerRuntime({ config, pool });

@@ -11,7 +11,7 @@ import { claimsFor, createUser, rpc } from '../support/tenancy.js';
 let server: TestServer;
 let stripe: StripeStandIn;
 let billing: Billing;
-const plans = [{ id: 'pro', name: 'Pro', priceId: 'price_pro_monthly' }];
+const plans = [{ id: 'pro', name: 'Pro', priceId: 'price_pro_monthly', seats: 25, projects: null }];
 
 beforeAll(async () => {
   server = await startTestServer();
