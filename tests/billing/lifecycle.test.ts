@@ -226,3 +226,26 @@ test('members read the billing state through the data API; nobody else does, and
   );
   expect(hidden).toBeNull();
 });
+
+test('the same payment_failed event delivered 50 times at once: one state change, one e-mail per owner', async () => {
+  const { owner, ws, customer, subscription } = await newWorkspace();
+  const t = Math.floor(Date.now() / 1000);
+  await deliver(
+    envelope('checkout.session.completed', checkoutCompleted(ws, customer, subscription), { created: t }),
+  );
+  const event = envelope(
+    'invoice.payment_failed',
+    invoiceObject({ subscription, customer, workspaceId: ws, status: 'open' }),
+    { created: t + 1 },
+  );
+  const responses = await Promise.all(Array.from({ length: 50 }, () => deliver(event)));
+  expect(responses.every((r) => r.status === 200)).toBe(true);
+  expect(responses.filter((r) => r.body.outcome === 'processed')).toHaveLength(1);
+  expect(responses.filter((r) => r.body.outcome === 'duplicate')).toHaveLength(49);
+  const mails = await server.pool.query(
+    `select 1 from internal.outbox where kind = 'billing.payment_failed' and to_address = $1`,
+    [owner.email],
+  );
+  expect(mails.rowCount).toBe(1);
+  expect(await state(ws)).toMatchObject({ status: 'past_due' });
+});
