@@ -11,6 +11,14 @@ let user: User;
 const EXTRA_SQL = `
 create function public.crash() returns void
   language plpgsql as $$ begin raise sqlstate 'XX000' using message = 'secret internal detail'; end $$;
+create function public.custom_refusal() returns void language plpgsql as $$ begin
+  raise sqlstate 'PGRST' using
+    message = '{"code":"quota_exceeded","message":"Your plan allows 3 projects","details":"3 of 3 used","hint":"Upgrade"}',
+    detail = '{"status":402,"headers":{"X-Plan":"free","Bad Header":"x"}}';
+end $$;
+create function public.broken_refusal() returns void language plpgsql as $$ begin
+  raise sqlstate 'PGRST' using message = 'not json', detail = 'nope';
+end $$;
 create table public.recursive (id integer primary key);
 alter table public.recursive enable row level security;
 create policy loop on public.recursive using (exists (select 1 from public.recursive));
@@ -277,6 +285,26 @@ describe('bodies', () => {
   });
 });
 
+describe('functions choosing their own error', () => {
+  test("RAISE SQLSTATE 'PGRST' with JSON message and detail sets status, headers and body", async () => {
+    const res = await lib.rest('/rpc/custom_refusal', { method: 'POST', body: '{}' });
+    expect(res.status).toBe(402);
+    expect(res.json).toEqual({
+      code: 'quota_exceeded',
+      message: 'Your plan allows 3 projects',
+      details: '3 of 3 used',
+      hint: 'Upgrade',
+    });
+    expect(res.headers.get('x-plan')).toBe('free');
+  });
+
+  test('a malformed one is a generic 500', async () => {
+    const res = await lib.rest('/rpc/broken_refusal', { method: 'POST', body: '{}' });
+    expect(res.status).toBe(500);
+    expect(res.text).not.toContain('not json');
+  });
+});
+
 describe('internal failures', () => {
   test('an unexpected database error is a generic 500 that does not leak its message', async () => {
     const res = await lib.rest('/rpc/crash', { method: 'POST', body: '{}' });
@@ -313,6 +341,21 @@ describe('the schema cache', () => {
     const res = await lib.rest('/rpc/late_fn', { method: 'POST', body: '{}' });
     expect(res.status).toBe(200);
     expect(res.json).toBe(7);
+  });
+
+  test('a dropped table or function is a clean 404 until the cache catches up', async () => {
+    await lib.admin.query(`create table public.doomed (id integer); grant select on public.doomed to anon;
+      create function public.doomed_fn() returns integer language sql stable as $$ select 1 $$`);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await lib.rest('/doomed')).status).toBe(200);
+    expect((await lib.rest('/rpc/doomed_fn')).status).toBe(200);
+    await lib.admin.query(`drop table public.doomed; drop function public.doomed_fn()`);
+    const table = await lib.rest('/doomed');
+    expect(table.status).toBe(404);
+    expect(['42P01', 'PGRST205']).toContain(body(table).code);
+    const fn = await lib.rest('/rpc/doomed_fn');
+    expect(fn.status).toBe(404);
+    expect(['42883', 'PGRST202']).toContain(body(fn).code);
   });
 
   test('a dropped column is a clean 400, not a 500', async () => {

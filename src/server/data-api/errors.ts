@@ -34,8 +34,40 @@ export function statusForSqlState(code: string, role: string): number {
   return 400;
 }
 
+/**
+ * RAISE SQLSTATE 'PGRST' USING MESSAGE = '{"code","message","details","hint"}',
+ * DETAIL = '{"status": n, "headers": {…}}': a function choosing its own response, as PostgREST
+ * allows. Anything malformed there is the function's bug, so it becomes a logged 500.
+ */
+function customError(error: PgError): HttpError | null {
+  try {
+    const body = JSON.parse(error.message) as Record<string, unknown>;
+    const meta = JSON.parse(error.detail ?? '') as { status?: unknown; headers?: unknown };
+    const status = meta.status;
+    if (typeof status !== 'number' || !Number.isInteger(status) || status < 400 || status > 599) return null;
+    const headers: Record<string, string> = {};
+    if (meta.headers && typeof meta.headers === 'object') {
+      for (const [name, value] of Object.entries(meta.headers as Record<string, unknown>)) {
+        if (typeof value === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(name) && !/[\r\n]/.test(value)) {
+          headers[name] = value;
+        }
+      }
+    }
+    const text = (v: unknown) => (typeof v === 'string' ? v : v == null ? null : JSON.stringify(v));
+    return new HttpError(status, text(body.message) ?? '', {
+      code: text(body.code) ?? 'PGRST',
+      details: text(body.details),
+      hint: text(body.hint),
+      headers,
+    });
+  } catch {
+    return null;
+  }
+}
+
 export function toHttpError(error: unknown, role: string): HttpError | null {
   if (isHttpError(error)) return error;
+  if (isPgError(error) && error.code === 'PGRST') return customError(error);
   if (isDatabaseUnavailable(error) && !isPgError(error)) {
     return new HttpError(503, 'The database is unavailable; try again shortly', {
       code: 'PGRST000',

@@ -25,7 +25,8 @@ class Params {
 }
 
 export function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
+  // The common case has no quote to double; skipping the regex matters on the hot path.
+  return name.includes('"') ? `"${name.replace(/"/g, '""')}"` : `"${name}"`;
 }
 
 const table = (name: string) => `public.${quoteIdent(name)}`;
