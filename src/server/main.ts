@@ -14,6 +14,7 @@ import { runDigest } from './digest/run.js';
 import { MailDelivery } from './mail/delivery.js';
 import { registerRuntime } from './runtime.js';
 import { Scheduler } from './scheduler.js';
+import { syncAppSettings } from './settings.js';
 import { loadWebHandler } from './web.js';
 
 async function main(): Promise<void> {
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
   const pool = createPool(database.url);
   const migrations = await migrate(pool);
   logger.info({ applied: migrations.applied, alreadyApplied: migrations.skipped }, 'migrations up to date');
+  await syncAppSettings(pool, { appUrl: config.appUrl });
   await syncEntitlements(pool, {
     freeSeats: config.freePlanSeats,
     freeProjects: config.freePlanProjects,
