@@ -128,6 +128,35 @@ describe('embedded resources', () => {
     ]);
   });
 
+  test('one-to-one: a reverse foreign key on a unique column embeds as an object', async () => {
+    await lib.admin.query(
+      `create table public.author_bios (author_id bigint primary key references public.authors(id), bio text);
+       grant select on public.author_bios to anon;`,
+    );
+    await lib.admin.query(`insert into public.author_bios values ($1, 'Polish writer')`, [
+      ids['Stanislaw Lem'],
+    ]);
+    await lib.admin.query(`select pg_notify('tenantry_schema', 'reload')`);
+    let res = await anon
+      .from('authors')
+      .select('name, author_bios(bio)')
+      .in('name', ['Stanislaw Lem', 'Ted Chiang'])
+      .order('name');
+    for (let i = 0; i < 40 && res.error; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      res = await anon
+        .from('authors')
+        .select('name, author_bios(bio)')
+        .in('name', ['Stanislaw Lem', 'Ted Chiang'])
+        .order('name');
+    }
+    expect(res.error).toBeNull();
+    expect(res.data).toEqual([
+      { name: 'Stanislaw Lem', author_bios: { bio: 'Polish writer' } },
+      { name: 'Ted Chiang', author_bios: null },
+    ]);
+  });
+
   test('nested embeds', async () => {
     const { data, error } = await anon
       .from('reviews')

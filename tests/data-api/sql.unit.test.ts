@@ -54,7 +54,10 @@ const schema: Schema = {
         column('a"b'),
       ]),
     ],
-    ['reviews', table('reviews', [column('book_id', 'bigint'), column('stars', 'integer')], ['book_id'])],
+    [
+      'reviews',
+      table('reviews', [column('book_id', 'bigint'), column('stars', 'integer')], ['book_id', 'stars']),
+    ],
   ]),
   relationships: [
     {

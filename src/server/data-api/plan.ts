@@ -128,17 +128,35 @@ function resolveOrder(table: Table, terms: OrderTerm[]): ResolvedOrder[] {
   });
 }
 
+/** Whether `columns` are the table's primary key or one of its unique keys: a one-to-one link. */
+function isUniqueKey(table: Table | undefined, columns: string[]): boolean {
+  if (!table) return false;
+  return [table.primaryKey, ...table.uniqueKeys].some(
+    (key) => key.length === columns.length && key.every((c) => columns.includes(c)),
+  );
+}
+
+interface Link {
+  rel: Relationship;
+  toOne: boolean;
+  /** the foreign key is on the parent (many-to-one) rather than on the embedded table */
+  parentHoldsKey: boolean;
+}
+
 /** Finds the one foreign key linking parent and the embedded relation (honouring a hint). */
-function relationshipFor(
-  schema: Schema,
-  parent: Table,
-  relation: string,
-  hint: string | undefined,
-): { rel: Relationship; toOne: boolean } {
-  const candidates: { rel: Relationship; toOne: boolean }[] = [];
+function relationshipFor(schema: Schema, parent: Table, relation: string, hint: string | undefined): Link {
+  const candidates: Link[] = [];
   for (const rel of schema.relationships) {
-    if (rel.table === parent.name && rel.foreignTable === relation) candidates.push({ rel, toOne: true });
-    if (rel.foreignTable === parent.name && rel.table === relation) candidates.push({ rel, toOne: false });
+    if (rel.table === parent.name && rel.foreignTable === relation) {
+      candidates.push({ rel, toOne: true, parentHoldsKey: true });
+    }
+    if (rel.foreignTable === parent.name && rel.table === relation) {
+      candidates.push({
+        rel,
+        toOne: isUniqueKey(schema.tables.get(relation), rel.columns),
+        parentHoldsKey: false,
+      });
+    }
   }
   const matching = hint
     ? candidates.filter(({ rel }) => rel.constraint === hint || rel.columns.includes(hint))
@@ -194,9 +212,9 @@ function planItems(
         ...(cast ? { cast } : {}),
       });
     } else {
-      const { rel, toOne } = relationshipFor(schema, table, item.relation, item.hint);
+      const { rel, toOne, parentHoldsKey } = relationshipFor(schema, table, item.relation, item.hint);
       const child = findTable(schema, item.relation);
-      const join = toOne
+      const join = parentHoldsKey
         ? rel.columns.map((parentColumn, i) => ({ child: rel.foreignColumns[i]!, parent: parentColumn }))
         : rel.columns.map((childColumn, i) => ({ child: childColumn, parent: rel.foreignColumns[i]! }));
       const as = item.alias ?? item.relation;
