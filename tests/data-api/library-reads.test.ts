@@ -193,6 +193,38 @@ describe('embedded resources', () => {
     expect(toOneInner.data).toEqual([{ title: 'Solaris', author: { country: 'PL' } }]);
   });
 
+  test('rel=not.is.null / rel=is.null keep parents with / without matching embedded rows', async () => {
+    const withReviews = await anon
+      .from('books')
+      .select('title, reviews(stars)')
+      .not('reviews', 'is', null)
+      .order('title');
+    expect(withReviews.error).toBeNull();
+    expect(titles(withReviews.data)).toEqual(['Kindred', 'Solaris']);
+    const fiveStars = await anon
+      .from('books')
+      .select('title, reviews(stars)')
+      .eq('reviews.stars', 5)
+      .not('reviews', 'is', null);
+    expect(fiveStars.data).toEqual([{ title: 'Solaris', reviews: [{ stars: 5 }] }]);
+    const without = await anon
+      .from('books')
+      .select('title, r:reviews()')
+      .is('r', null)
+      .lt('pages', 250)
+      .order('title');
+    expect(without.error).toBeNull();
+    // An empty embed only filters: it is not part of the output.
+    expect(without.data).toEqual([{ title: 'Untitled, "quoted" (1)' }]);
+    const innerOnly = await anon.from('books').select('title, reviews!inner()').order('title');
+    expect(innerOnly.data).toEqual([{ title: 'Kindred' }, { title: 'Solaris' }]);
+    const nothing = await lib.rest('/books?select=reviews!inner()&title=eq.Solaris');
+    expect(nothing.json).toEqual([{}]);
+    const wrongOp = await lib.rest('/books?select=title,reviews(stars)&reviews=eq.1');
+    expect(wrongOp.status).toBe(400);
+    expect((wrongOp.json as { code: string }).code).toBe('PGRST120');
+  });
+
   test('embeds respect RLS on the embedded table', async () => {
     const asAnon = await anon
       .from('authors')

@@ -65,6 +65,13 @@ describe('select', () => {
     ]);
   });
 
+  test('an empty embed selects nothing (it only filters)', () => {
+    expect(parseSelect('title,reviews!inner()')).toEqual([
+      { type: 'column', name: 'title' },
+      { type: 'embed', relation: 'reviews', inner: true, items: [] },
+    ]);
+  });
+
   test.each([
     ['name,,id', /Empty/],
     ['name;drop table x', /not a valid column/],

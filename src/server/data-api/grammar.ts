@@ -136,7 +136,8 @@ function parseSelectItem(raw: string, depth: number): SelectItem {
       ...(alias ? { alias } : {}),
       ...(hint ? { hint } : {}),
       inner: innerJoin,
-      items: parseSelect(inner, depth + 1),
+      // `rel()` selects nothing: the embed is there only to filter on (rel=not.is.null, !inner).
+      items: inner.trim() === '' ? [] : parseSelect(inner, depth + 1),
     };
   }
   if (rest.includes('->')) throw syntaxError('JSON paths in select are not supported', raw);

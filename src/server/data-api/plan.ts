@@ -19,7 +19,13 @@ export interface ResolvedLogic {
   negate: boolean;
   items: ResolvedFilter[];
 }
-export type ResolvedFilter = ResolvedCondition | ResolvedLogic;
+/** `rel=is.null` / `rel=not.is.null`: parents with (or without) a matching embedded row. */
+export interface ResolvedEmbedPresence {
+  kind: 'embed-presence';
+  embed: EmbedPlan;
+  present: boolean;
+}
+export type ResolvedFilter = ResolvedCondition | ResolvedLogic | ResolvedEmbedPresence;
 
 export interface ResolvedOrder {
   column: string;
@@ -262,16 +268,40 @@ function checkEmbedPaths(request: ApiRequest, items: PlannedItem[]): void {
   }
 }
 
+/** Top-level filters; one naming an embed instead of a column tests whether it has rows. */
+function resolveTopFilters(table: Table, items: PlannedItem[], filters: FilterNode[]): ResolvedFilter[] {
+  const embeds = new Map<string, EmbedPlan>();
+  for (const item of items) {
+    if (item.kind === 'embed') {
+      embeds.set(item.as, item.embed);
+      if (!embeds.has(item.embed.table.name)) embeds.set(item.embed.table.name, item.embed);
+    }
+  }
+  return filters
+    .filter((f) => f.path.length === 0)
+    .map((f): ResolvedFilter => {
+      const embed = f.kind === 'condition' && !table.columns.has(f.column) ? embeds.get(f.column) : undefined;
+      if (!embed || f.kind !== 'condition') return resolveFilters(table, [f])[0]!;
+      if (f.operator !== 'is' || (f.value !== 'null' && f.value !== 'not_null')) {
+        throw new HttpError(
+          400,
+          `Only is.null or not.is.null filters are allowed on embedded '${f.column}'`,
+          {
+            code: 'PGRST120',
+          },
+        );
+      }
+      return { kind: 'embed-presence', embed, present: (f.value === 'not_null') !== f.negate };
+    });
+}
+
 export function planRead(schema: Schema, request: ApiRequest, table: Table): ReadPlan {
   const items = planItems(schema, table, request.select, request, true);
   checkEmbedPaths(request, items);
   return {
     source: { kind: 'table', table },
     items,
-    where: resolveFilters(
-      table,
-      request.filters.filter((f) => f.path.length === 0),
-    ),
+    where: resolveTopFilters(table, items, request.filters),
     order: resolveOrder(table, request.order),
     ...(request.limit !== undefined ? { limit: request.limit } : {}),
     ...(request.offset !== undefined ? { offset: request.offset } : {}),

@@ -35,6 +35,9 @@ const col = (alias: string, name: string) => `${alias}.${quoteIdent(name)}`;
 const COMPARISON: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
 
 function condition(alias: string, filter: ResolvedFilter, params: Params): string {
+  if (filter.kind === 'embed-presence') {
+    return `${filter.present ? '' : 'not '}${embedExists(alias, filter.embed, params)}`;
+  }
   if (filter.kind !== 'condition') {
     const inner = filter.items.map((f) => condition(alias, f, params)).join(` ${filter.kind} `);
     return `${filter.negate ? 'not ' : ''}(${inner})`;
@@ -95,8 +98,9 @@ function joinCondition(embed: EmbedPlan, childAlias: string, parentAlias: string
 }
 
 function selectList(alias: string, items: PlannedItem[], params: Params, depth: number): string {
-  if (items.length === 0) return 'null as "_"';
+  // An empty list is valid SQL (`select from …`) and becomes `{}` in JSON.
   return items
+    .filter((item) => item.kind === 'column' || item.embed.items.length > 0)
     .map((item) => {
       if (item.kind === 'column') {
         return `${col(alias, item.column)}${item.cast ? `::${item.cast}` : ''} as ${quoteIdent(item.as)}`;
@@ -117,17 +121,20 @@ function selectList(alias: string, items: PlannedItem[], params: Params, depth: 
     .join(', ');
 }
 
+/** Whether the parent row has at least one embedded row matching the embed's filters. */
+function embedExists(alias: string, embed: EmbedPlan, params: Params): string {
+  const childAlias = 't9';
+  return (
+    `exists (select 1 from ${table(embed.table.name)} ${childAlias}` +
+    `${whereClause(childAlias, embed.where, params, joinCondition(embed, childAlias, alias))})`
+  );
+}
+
 /** `exists (…)` conditions that make !inner embeds filter their parents. */
 function innerEmbedConditions(alias: string, items: PlannedItem[], params: Params): string[] {
   return items
     .filter((i): i is Extract<PlannedItem, { kind: 'embed' }> => i.kind === 'embed' && i.embed.inner)
-    .map(({ embed }) => {
-      const childAlias = 't9';
-      return (
-        `exists (select 1 from ${table(embed.table.name)} ${childAlias}` +
-        `${whereClause(childAlias, embed.where, params, joinCondition(embed, childAlias, alias))})`
-      );
-    });
+    .map(({ embed }) => embedExists(alias, embed, params));
 }
 
 /** The FROM item (aliased t0) and any CTE it needs. */
