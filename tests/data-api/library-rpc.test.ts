@@ -114,6 +114,15 @@ describe('set-returning functions', () => {
     expect(res.data).toEqual([{ title: 'The Cyberiad', pages: 295 }]);
   });
 
+  test('RETURNS TABLE columns keep their types for in-lists and comparisons', async () => {
+    const res = await anon.rpc('long_books').in('pages', [204, 295]).order('pages');
+    expect(res.error).toBeNull();
+    expect(res.data).toEqual([
+      { title: 'Solaris', pages: 204 },
+      { title: 'The Cyberiad', pages: 295 },
+    ]);
+  });
+
   test('SETOF a scalar is a JSON array', async () => {
     expect((await anon.rpc('author_names')).data).toEqual(['Stanislaw Lem', 'Ursula K. Le Guin']);
   });

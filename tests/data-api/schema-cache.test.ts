@@ -65,7 +65,10 @@ test('lists callable functions with arguments, volatility and result shape; not 
   });
   expect(schema.functions.get('long_books')![0]).toMatchObject({
     returnsSet: true,
-    returnColumns: ['title', 'pages'],
+    returnColumns: [
+      { name: 'title', type: 'text' },
+      { name: 'pages', type: 'integer' },
+    ],
   });
   expect(schema.functions.get('rename_author')![0]).toMatchObject({ volatile: true, returnsVoid: true });
   expect(schema.functions.get('echo')![0]).toMatchObject({ singleJsonArgument: true });

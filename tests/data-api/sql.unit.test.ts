@@ -102,7 +102,10 @@ const schema: Schema = {
           args: [{ name: 'author', type: 'text', hasDefault: false }],
           returnType: 'books',
           returnsSet: true,
-          returnColumns: ['id', 'title'],
+          returnColumns: [
+            { name: 'id', type: 'bigint' },
+            { name: 'title', type: 'text' },
+          ],
         }),
       ],
     ],

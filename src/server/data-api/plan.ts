@@ -450,8 +450,8 @@ export function resultTable(fn: DbFunction, schema: Schema): Table {
   const fromTable = schema.tables.get(fn.returnType.replace(/^public\./, ''));
   if (fromTable) return fromTable;
   const columns = new Map<string, Column>();
-  for (const name of fn.returnColumns ?? []) {
-    columns.set(name, { name, type: 'text', nullable: true, hasDefault: false, defaultExpression: null });
+  for (const { name, type } of fn.returnColumns ?? []) {
+    columns.set(name, { name, type, nullable: true, hasDefault: false, defaultExpression: null });
   }
   return { name: fn.name, columns, primaryKey: [], uniqueKeys: [], insertable: false };
 }

@@ -44,8 +44,8 @@ export interface DbFunction {
   args: FunctionArgument[];
   returnType: string;
   returnsSet: boolean;
-  /** columns when the function returns rows of a table or composite type */
-  returnColumns: string[] | null;
+  /** columns (with their types) when the function returns rows of a table, composite type or TABLE(...) */
+  returnColumns: { name: string; type: string }[] | null;
   returnsVoid: boolean;
   volatile: boolean;
   /** a single unnamed json/jsonb argument receives the whole body */
@@ -118,6 +118,7 @@ async function load(pool: Pool): Promise<Schema> {
     return_type: string;
     returns_set: boolean;
     return_columns: string[] | null;
+    return_column_types: string[] | null;
     volatility: string;
   }>(
     `select p.proname as name, p.proargnames as arg_names,
@@ -128,8 +129,15 @@ async function load(pool: Pool): Promise<Schema> {
               array(select a.attname::text from pg_attribute a where a.attrelid = rt.typrelid and a.attnum > 0
                     and not a.attisdropped order by a.attnum)
             when p.proargmodes is not null then
-              array(select n from unnest(p.proargnames, p.proargmodes::text[]) u(n, m) where m = 't')
+              array(select n from unnest(p.proargnames, p.proargmodes::text[]) u(n, m) where m in ('t', 'o'))
             end as return_columns,
+            case when rt.typrelid <> 0 then
+              array(select format_type(a.atttypid, a.atttypmod) from pg_attribute a
+                    where a.attrelid = rt.typrelid and a.attnum > 0 and not a.attisdropped order by a.attnum)
+            when p.proargmodes is not null then
+              array(select format_type(t, null) from unnest(p.proallargtypes, p.proargmodes::text[]) u(t, m)
+                    where m in ('t', 'o'))
+            end as return_column_types,
             p.provolatile as volatility
      from pg_proc p
      join pg_namespace n on n.oid = p.pronamespace
@@ -190,7 +198,8 @@ async function load(pool: Pool): Promise<Schema> {
       args,
       returnType: f.return_type,
       returnsSet: f.returns_set,
-      returnColumns: f.return_columns,
+      returnColumns:
+        f.return_columns?.map((name, i) => ({ name, type: f.return_column_types?.[i] ?? 'text' })) ?? null,
       returnsVoid: f.return_type === 'void',
       volatile: f.volatility === 'v',
       singleJsonArgument:
