@@ -2,14 +2,20 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import type { ReactNode } from 'react';
+import { signOutAction } from '@/app/actions/auth';
+import { currentUser } from '@/app/lib/session';
 import './globals.css';
+
+// Every page shows who is signed in, so none is prerendered at build time.
+export const dynamic = 'force-dynamic';
 
 export const metadata: Metadata = {
   title: { default: 'Tenantry', template: '%s · Tenantry' },
   description: 'Workspaces, members, invitations, billing and digests for your SaaS.',
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  const user = await currentUser().catch(() => null);
   return (
     <html lang="en">
       <body>
@@ -18,7 +24,16 @@ export default function RootLayout({ children }: { children: ReactNode }) {
             Tenantry
           </Link>
           <nav aria-label="Account">
-            <Link href="/sign-in">Sign in</Link>
+            {user ? (
+              <form action={signOutAction}>
+                <Link href="/workspaces">Workspaces</Link>{' '}
+                <button type="submit" className="link-button">
+                  Sign out
+                </button>
+              </form>
+            ) : (
+              <Link href="/sign-in">Sign in</Link>
+            )}
           </nav>
         </header>
         <main>{children}</main>

@@ -56,8 +56,8 @@ async function main(): Promise<void> {
     graceDays: config.billingGraceDays,
   });
 
-  const { app, digest, schemaCache } = createPlatform({ config, pool, logger });
-  registerRuntime({ config, pool });
+  const { app, digest, schemaCache, identity, signer } = createPlatform({ config, pool, logger });
+  registerRuntime({ config, pool, identity, signer });
   const platformListener = getRequestListener(app.fetch);
   // 0.0.0.0 is not an address to connect to: Next reaches itself on loopback.
   const selfHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

@@ -3,10 +3,15 @@
 // main.ts registers them once on globalThis; pages read them here.
 import type { Config } from './config.js';
 import type { Pool } from './db/pool.js';
+import type { TokenSigner } from './identity/access-tokens.js';
+import type { IdentityService } from './identity/service.js';
 
 export interface Runtime {
   config: Config;
   pool: Pool;
+  /** present when the full process runs (pages that sign people in need them) */
+  identity?: IdentityService;
+  signer?: TokenSigner;
 }
 
 const KEY = Symbol.for('tenantry.runtime');

@@ -1,15 +1,42 @@
-// Sign-in page. The form and its server action arrive with the web application; until then it
-// points API users at the identity endpoint.
+// Sign-in page: e-mail and password, posted to a server action (works without client JavaScript).
+import Link from 'next/link';
+import { signInAction } from '@/app/actions/auth';
+
 export const metadata = { title: 'Sign in' };
 
-export default function SignInPage() {
+export default async function SignInPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | undefined>>;
+}) {
+  const { error, notice, next } = await searchParams;
   return (
-    <>
+    <section className="card" style={{ maxWidth: '28rem' }}>
       <h1>Sign in</h1>
+      {error ? (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      ) : null}
+      {notice ? <p role="status">{notice}</p> : null}
+      <form action={signInAction} className="stack">
+        <input type="hidden" name="next" value={next ?? ''} />
+        <label>
+          E-mail
+          <input name="email" type="email" autoComplete="email" required />
+        </label>
+        <label>
+          Password
+          <input name="password" type="password" autoComplete="current-password" required />
+        </label>
+        <button type="submit" className="button">
+          Sign in
+        </button>
+      </form>
       <p className="muted">
-        The sign-in form is coming with the web application. Meanwhile, sign in through the API:{' '}
-        <code>POST /auth/v1/token?grant_type=password</code>.
+        New here?{' '}
+        <Link href={next ? `/sign-up?next=${encodeURIComponent(next)}` : '/sign-up'}>Create an account</Link>
       </p>
-    </>
+    </section>
   );
 }

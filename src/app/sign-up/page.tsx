@@ -1,15 +1,40 @@
-// Sign-up page. The form and its server action arrive with the web application; until then it
-// points API users at the identity endpoint.
+// Sign-up page: e-mail and password, posted to a server action (works without client JavaScript).
+import Link from 'next/link';
+import { signUpAction } from '@/app/actions/auth';
+
 export const metadata = { title: 'Create an account' };
 
-export default function SignUpPage() {
+export default async function SignUpPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | undefined>>;
+}) {
+  const { error, next } = await searchParams;
   return (
-    <>
+    <section className="card" style={{ maxWidth: '28rem' }}>
       <h1>Create an account</h1>
+      {error ? (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      ) : null}
+      <form action={signUpAction} className="stack">
+        <input type="hidden" name="next" value={next ?? ''} />
+        <label>
+          E-mail
+          <input name="email" type="email" autoComplete="email" required />
+        </label>
+        <label>
+          Password <span className="muted">(at least 8 characters)</span>
+          <input name="password" type="password" autoComplete="new-password" minLength={8} required />
+        </label>
+        <button type="submit" className="button">
+          Create account
+        </button>
+      </form>
       <p className="muted">
-        The sign-up form is coming with the web application. Meanwhile, sign up through the API:{' '}
-        <code>POST /auth/v1/signup</code>.
+        Already have an account? <Link href="/sign-in">Sign in</Link>
       </p>
-    </>
+    </section>
   );
 }

@@ -27,6 +27,18 @@ export class HttpError extends Error {
   }
 }
 
+/**
+ * Structural rather than `instanceof`: the Next.js bundle carries its own copy of this module, and
+ * errors thrown by the server's services (loaded outside the bundle) must still be recognised.
+ */
 export function isHttpError(error: unknown): error is HttpError {
-  return error instanceof HttpError;
+  if (error instanceof HttpError) return true;
+  const e = error as { name?: unknown; status?: unknown; code?: unknown } | null;
+  return (
+    !!e &&
+    typeof e === 'object' &&
+    e.name === 'HttpError' &&
+    typeof e.status === 'number' &&
+    typeof e.code === 'string'
+  );
 }

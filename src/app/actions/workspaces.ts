@@ -1,0 +1,32 @@
+'use server';
+// Server actions for workspaces. Each validates its input, runs the database operation as the
+// signed-in user under row-level security, and returns to the page with a clear message.
+import { redirect } from 'next/navigation';
+import { z } from 'zod';
+import { withRls } from '@/server/db/transactions';
+import { getRuntime } from '@/server/runtime';
+import { currentUser } from '@/app/lib/session';
+
+const createInput = z.object({
+  name: z.string().trim().min(1, 'Give the workspace a name').max(100, 'Names are at most 100 characters'),
+});
+
+export async function createWorkspaceAction(form: FormData) {
+  const user = await currentUser();
+  if (!user) redirect('/sign-in?next=/workspaces');
+  const input = createInput.safeParse(Object.fromEntries(form));
+  if (!input.success) redirect(`/workspaces?error=${encodeURIComponent(input.error.issues[0]!.message)}`);
+  let slug: string;
+  try {
+    slug = await withRls(getRuntime().pool, user.claims, async (tx) => {
+      const r = await tx.query<{ slug: string }>('select (public.create_workspace($1)).slug as slug', [
+        input.data.name,
+      ]);
+      return r.rows[0]!.slug;
+    });
+  } catch (error) {
+    const message = (error as { message?: string }).message ?? 'Could not create the workspace';
+    redirect(`/workspaces?error=${encodeURIComponent(message)}`);
+  }
+  redirect(`/workspaces?created=${encodeURIComponent(slug)}`);
+}

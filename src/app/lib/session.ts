@@ -1,0 +1,84 @@
+// In charge of the signed-in user for pages and server actions: reads the session cookie, checks
+// the access token, and stores or clears sessions. Refreshing needs to write cookies, which pages
+// cannot do, so a page whose token is about to expire bounces through /session/refresh.
+import { cookies } from 'next/headers';
+import { redirect } from 'next/navigation';
+import type { Claims } from '@/server/db/transactions';
+import { verifyAccessToken } from '@/server/identity/access-tokens';
+import { getRuntime } from '@/server/runtime';
+import {
+  readSession,
+  sessionCookieName,
+  sessionCookies,
+  type StoredSession,
+} from '@/server/web-session/cookies';
+
+/** Refresh this long before expiry, so a request never carries a token that lapses mid-way. */
+const REFRESH_MARGIN_SECONDS = 120;
+
+export interface SignedIn {
+  userId: string;
+  email: string;
+  claims: Claims;
+}
+
+function services() {
+  const runtime = getRuntime();
+  if (!runtime.identity || !runtime.signer)
+    throw new Error('The identity service is not running in this process');
+  return { ...runtime, identity: runtime.identity, signer: runtime.signer };
+}
+
+export async function readStoredSession(): Promise<StoredSession | null> {
+  const { config } = getRuntime();
+  const jar = await cookies();
+  return readSession(sessionCookieName(config.authUrl), (name) => jar.get(name)?.value);
+}
+
+/** Writes (or, with null, clears) the session cookies. Only server actions and route handlers may. */
+export async function storeSession(session: StoredSession | null): Promise<void> {
+  const { config } = getRuntime();
+  const jar = await cookies();
+  const name = sessionCookieName(config.authUrl);
+  const secure = config.appUrl.startsWith('https://');
+  for (const cookie of sessionCookies(
+    name,
+    session,
+    jar.getAll().map((c) => c.name),
+    secure,
+  )) {
+    jar.set(cookie.name, cookie.value, cookie.options);
+  }
+}
+
+/** The signed-in user, or null when there is no usable session. */
+export async function currentUser(): Promise<SignedIn | null> {
+  const session = await readStoredSession();
+  if (!session) return null;
+  try {
+    const claims = await verifyAccessToken(services().signer, session.access_token);
+    if (claims.exp - Math.floor(Date.now() / 1000) < REFRESH_MARGIN_SECONDS) return null;
+    return { userId: claims.sub, email: claims.email, claims: claims as unknown as Claims };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * For pages: the signed-in user, or a redirect (to refresh an expiring session, else to sign in).
+ * `path` is where to come back to.
+ */
+export async function requireUser(path: string): Promise<SignedIn> {
+  const user = await currentUser();
+  if (user) return user;
+  const session = await readStoredSession();
+  if (session) redirect(`/session/refresh?next=${encodeURIComponent(path)}`);
+  redirect(`/sign-in?next=${encodeURIComponent(path)}`);
+}
+
+/** Only same-site paths may be redirect targets (no open redirects). */
+export function safeNext(next: string | null | undefined, fallback = '/workspaces'): string {
+  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : fallback;
+}
+
+export { services };
