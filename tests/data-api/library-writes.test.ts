@@ -360,6 +360,38 @@ describe('delete', () => {
   });
 });
 
+describe('tables clients may write but not read', () => {
+  test('an insert without read access succeeds under return=minimal; asking for the row back is refused', async () => {
+    const anon = lib.server.client();
+    const res = await anon.from('feedback').insert({ message: 'Great library' });
+    expect(res).toMatchObject({ status: 201, error: null });
+    const mine = await owner.client.from('feedback').insert([{ message: 'One' }, { message: 'Two' }]);
+    expect(mine.status).toBe(201);
+    const back = await owner.client.from('feedback').insert({ message: 'Three' }).select();
+    expect(back.status).toBe(403);
+    expect(await rowsWhere(`select message from public.feedback order by id`)).toEqual([
+      { message: 'Great library' },
+      { message: 'One' },
+      { message: 'Two' },
+    ]);
+  });
+
+  test('column privileges: writes and reads touch only the granted columns', async () => {
+    const insert = await owner.client.from('staff').insert({ id: 1, name: 'Ada' });
+    expect(insert.status).toBe(201);
+    const rep = await owner.client.from('staff').insert({ id: 2, name: 'Bob' }).select('id, name').single();
+    expect(rep).toMatchObject({ status: 201, data: { id: 2, name: 'Bob' } });
+    const update = await owner.client.from('staff').update({ name: 'Ada L.' }).eq('id', 1).select('name');
+    expect(update).toMatchObject({ status: 200, data: [{ name: 'Ada L.' }] });
+    const minimal = await owner.client.from('staff').update({ name: 'Ada Lovelace' }).eq('id', 1);
+    expect(minimal.status).toBe(204);
+    const salary = await owner.client.from('staff').select('salary');
+    expect(salary.status).toBe(403);
+    const star = await owner.client.from('staff').update({ name: 'x' }).eq('id', 1).select();
+    expect(star.status).toBe(403);
+  });
+});
+
 describe('single() on writes', () => {
   test('a write asked for one row that touches several is 406 PGRST116 and is undone', async () => {
     await owner.client.from('authors').insert([

@@ -268,6 +268,18 @@ describe('writes', () => {
     expect(query.text).not.toContain('drop');
   });
 
+  test('writes return only what the response reads: 1 under minimal, the selected columns otherwise', () => {
+    const minimal = build('POST', '/books', '', { body: { title: 'a' } });
+    expect(minimal.query.text).toContain(' returning 1)');
+    const rep = build('PATCH', '/books', 'id=eq.1&select=title,author:authors!author_id(name)', {
+      headers: { prefer: 'return=representation' },
+      body: { title: 'b' },
+    });
+    expect(rep.query.text).toContain('returning t0."title", t0."author_id")');
+    const del = build('DELETE', '/books', 'id=eq.1');
+    expect(del.query.text).toContain('returning 1)');
+  });
+
   test('missing=default: rows lacking a key take the catalog default', () => {
     const { query } = build('POST', '/books', '', {
       headers: { prefer: 'missing=default' },

@@ -182,6 +182,23 @@ function rowsSource(plan: WritePlan, params: Params): { from: string; value: (co
   return { from, value };
 }
 
+/**
+ * What a write returns: only the columns the response reads, or a bare 1 under return=minimal.
+ * RETURNING * would need SELECT on every column and make the SELECT policies apply to the new
+ * rows, so an insert into a table clients may write but not read would fail.
+ */
+function returningList(items: PlannedItem[], representation: boolean, prefix = ''): string {
+  const columns = new Set<string>();
+  if (representation) {
+    for (const item of items) {
+      if (item.kind === 'column') columns.add(item.column);
+      else if (item.embed.items.length > 0) for (const j of item.embed.join) columns.add(j.parent);
+    }
+  }
+  if (columns.size === 0) return 'returning 1';
+  return `returning ${[...columns].map((c) => `${prefix}${quoteIdent(c)}`).join(', ')}`;
+}
+
 /** Name of the flag an upsert returns per row; no table column is likely to be called this. */
 const INSERTED_FLAG = '"__tenantry_inserted"';
 
@@ -234,7 +251,7 @@ export function insertQuery(
   const flag = merge ? `, (xmax = 0) as ${INSERTED_FLAG}` : '';
   return {
     text:
-      `with _w as (${sql} returning *${flag}) ` +
+      `with _w as (${sql} ${returningList(items, options.representation)}${flag}) ` +
       returning(items, params, options.single, options.representation, merge),
     values: params.values,
   };
@@ -252,7 +269,7 @@ export function updateQuery(
   const sql =
     `update ${table(plan.table.name)} t0 set ${sets} ` +
     `from json_populate_record(null::${table(plan.table.name)}, ${rowParam}::json) _p` +
-    `${whereClause('t0', where, params)} returning t0.*`;
+    `${whereClause('t0', where, params)} ${returningList(items, options.representation, 't0.')}`;
   return {
     text: `with _w as (${sql}) ${returning(items, params, options.single, options.representation)}`,
     values: params.values,
@@ -266,7 +283,9 @@ export function deleteQuery(
   options: { single: boolean; representation: boolean },
 ): Query {
   const params = new Params();
-  const sql = `delete from ${table(tableName)} t0${whereClause('t0', where, params)} returning t0.*`;
+  const sql =
+    `delete from ${table(tableName)} t0${whereClause('t0', where, params)} ` +
+    returningList(items, options.representation, 't0.');
   return {
     text: `with _w as (${sql}) ${returning(items, params, options.single, options.representation)}`,
     values: params.values,
