@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { withRls } from '@/server/db/transactions';
 import { getRuntime } from '@/server/runtime';
 import { currentUser } from '@/app/lib/session';
+import { refusalMessage } from '@/app/lib/db';
 
 const createInput = z.object({
   name: z.string().trim().min(1, 'Give the workspace a name').max(100, 'Names are at most 100 characters'),
@@ -29,4 +30,30 @@ export async function createWorkspaceAction(form: FormData) {
     redirect(`/workspaces?error=${encodeURIComponent(message)}`);
   }
   redirect(`/workspaces?created=${encodeURIComponent(slug)}`);
+}
+
+const projectInput = z.object({
+  slug: z.string().regex(/^[a-z0-9-]{1,48}$/),
+  workspace_id: z.uuid(),
+  name: z.string().trim().min(1, 'Give the project a name').max(200),
+});
+
+export async function createProjectAction(form: FormData) {
+  const slug = String(form.get('slug') ?? '');
+  const user = await currentUser();
+  if (!user) redirect(`/sign-in?next=/w/${encodeURIComponent(slug)}`);
+  const input = projectInput.safeParse(Object.fromEntries(form));
+  if (!input.success)
+    redirect(`/w/${encodeURIComponent(slug)}?error=${encodeURIComponent(input.error.issues[0]!.message)}`);
+  try {
+    await withRls(getRuntime().pool, user.claims, (tx) =>
+      tx.query('insert into public.projects (workspace_id, name) values ($1, $2)', [
+        input.data.workspace_id,
+        input.data.name,
+      ]),
+    );
+  } catch (error) {
+    redirect(`/w/${encodeURIComponent(slug)}?error=${encodeURIComponent(refusalMessage(error))}`);
+  }
+  redirect(`/w/${encodeURIComponent(slug)}?notice=Project+created`);
 }

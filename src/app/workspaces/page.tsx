@@ -1,5 +1,6 @@
 // The signed-in user's workspaces, read under their own row-level security, and a form to create
 // one.
+import Link from 'next/link';
 import { createWorkspaceAction } from '@/app/actions/workspaces';
 import { requireUser } from '@/app/lib/session';
 import { withRls } from '@/server/db/transactions';
@@ -21,7 +22,7 @@ export default async function WorkspacesPage({
   searchParams: Promise<Record<string, string | undefined>>;
 }) {
   const user = await requireUser('/workspaces');
-  const { error, created } = await searchParams;
+  const { error, created, notice } = await searchParams;
   const workspaces = await withRls(getRuntime().pool, user.claims, async (tx) => {
     const r = await tx.query<Row>(
       `select w.id, w.name, w.slug, m.role from public.workspaces w
@@ -40,13 +41,16 @@ export default async function WorkspacesPage({
         </p>
       ) : null}
       {created ? <p role="status">Workspace created.</p> : null}
+      {notice ? <p role="status">{notice}</p> : null}
       {workspaces.length === 0 ? (
         <p>You are not in any workspace yet. Create one, or accept an invitation.</p>
       ) : (
         <ul className="list" aria-label="Workspaces">
           {workspaces.map((w) => (
             <li key={w.id} className="card">
-              <strong>{w.name}</strong>{' '}
+              <Link href={`/w/${w.slug}`}>
+                <strong>{w.name}</strong>
+              </Link>{' '}
               <span className="muted">
                 /{w.slug} · {w.role}
               </span>

@@ -1,0 +1,158 @@
+'use server';
+// Server actions for members and invitations. Each validates its input, runs the database
+// operation as the signed-in user (the database enforces who may do what), and returns to the
+// page with a notice or a clear refusal.
+import { redirect } from 'next/navigation';
+import { z } from 'zod';
+import { asUser, refusalMessage } from '@/app/lib/db';
+import { currentUser } from '@/app/lib/session';
+
+const uuid = z.uuid();
+const role = z.enum(['viewer', 'member', 'admin', 'owner']);
+
+async function act(
+  back: string,
+  form: FormData,
+  schema: z.ZodType,
+  sql: (input: never) => [string, unknown[]],
+  done: string,
+) {
+  const user = await currentUser();
+  if (!user) redirect(`/sign-in?next=${encodeURIComponent(back)}`);
+  const input = schema.safeParse(Object.fromEntries(form));
+  if (!input.success)
+    redirect(`${back}?error=${encodeURIComponent(input.error.issues[0]?.message ?? 'Invalid input')}`);
+  let message = done;
+  let failed = false;
+  try {
+    const [text, values] = sql(input.data as never);
+    await asUser(user, (tx) => tx.query(text, values));
+  } catch (error) {
+    failed = true;
+    message = refusalMessage(error);
+  }
+  redirect(`${back}?${failed ? 'error' : 'notice'}=${encodeURIComponent(message)}`);
+}
+
+const back = (slug: string) => `/w/${encodeURIComponent(slug)}/members`;
+const slugField = z.string().regex(/^[a-z0-9-]{1,48}$/);
+
+export async function inviteAction(form: FormData) {
+  const schema = z.object({
+    slug: slugField,
+    workspace_id: uuid,
+    email: z
+      .string()
+      .trim()
+      .pipe(z.email({ error: 'Enter a valid e-mail address' })),
+    role,
+  });
+  const slug = String(form.get('slug') ?? '');
+  await act(
+    back(slug),
+    form,
+    schema,
+    (i: z.infer<typeof schema>) => [
+      'select public.invite_member($1, $2, $3)',
+      [i.workspace_id, i.email, i.role],
+    ],
+    'Invitation sent',
+  );
+}
+
+export async function resendInvitationAction(form: FormData) {
+  const schema = z.object({ slug: slugField, invitation_id: uuid });
+  await act(
+    back(String(form.get('slug') ?? '')),
+    form,
+    schema,
+    (i: z.infer<typeof schema>) => ['select public.resend_invitation($1)', [i.invitation_id]],
+    'Invitation sent again with a new link',
+  );
+}
+
+export async function revokeInvitationAction(form: FormData) {
+  const schema = z.object({ slug: slugField, invitation_id: uuid });
+  await act(
+    back(String(form.get('slug') ?? '')),
+    form,
+    schema,
+    (i: z.infer<typeof schema>) => ['select public.revoke_invitation($1)', [i.invitation_id]],
+    'Invitation revoked',
+  );
+}
+
+export async function changeRoleAction(form: FormData) {
+  const schema = z.object({ slug: slugField, workspace_id: uuid, user_id: uuid, role });
+  await act(
+    back(String(form.get('slug') ?? '')),
+    form,
+    schema,
+    (i: z.infer<typeof schema>) => [
+      'select public.update_member_role($1, $2, $3)',
+      [i.workspace_id, i.user_id, i.role],
+    ],
+    'Role changed',
+  );
+}
+
+export async function removeMemberAction(form: FormData) {
+  const schema = z.object({ slug: slugField, workspace_id: uuid, user_id: uuid });
+  await act(
+    back(String(form.get('slug') ?? '')),
+    form,
+    schema,
+    (i: z.infer<typeof schema>) => ['select public.remove_member($1, $2)', [i.workspace_id, i.user_id]],
+    'Member removed',
+  );
+}
+
+export async function leaveWorkspaceAction(form: FormData) {
+  const user = await currentUser();
+  if (!user) redirect('/sign-in');
+  const input = z.object({ slug: slugField, workspace_id: uuid }).safeParse(Object.fromEntries(form));
+  if (!input.success) redirect('/workspaces');
+  try {
+    await asUser(user, (tx) => tx.query('select public.leave_workspace($1)', [input.data.workspace_id]));
+  } catch (error) {
+    redirect(`${back(input.data.slug)}?error=${encodeURIComponent(refusalMessage(error))}`);
+  }
+  redirect('/workspaces?notice=You+left+the+workspace');
+}
+
+export async function acceptInvitationAction(form: FormData) {
+  const token = String(form.get('token') ?? '');
+  const here = `/invitations/accept?token=${encodeURIComponent(token)}`;
+  const user = await currentUser();
+  if (!user) redirect(`/sign-in?next=${encodeURIComponent(here)}`);
+  let slug = '';
+  try {
+    slug = await asUser(user, async (tx) => {
+      const accepted = await tx.query<{ result: { workspace_id: string } }>(
+        'select public.accept_invitation($1) as result',
+        [token],
+      );
+      const r = await tx.query<{ slug: string }>('select slug from public.workspaces where id = $1', [
+        accepted.rows[0]!.result.workspace_id,
+      ]);
+      return r.rows[0]!.slug;
+    });
+  } catch (error) {
+    redirect(`${here}&error=${encodeURIComponent(refusalMessage(error))}`);
+  }
+  redirect(`/w/${encodeURIComponent(slug)}?notice=Welcome+to+the+workspace`);
+}
+
+export async function declineInvitationAction(form: FormData) {
+  const token = String(form.get('token') ?? '');
+  const user = await currentUser();
+  if (!user) redirect(`/sign-in?next=${encodeURIComponent(`/invitations/accept?token=${token}`)}`);
+  try {
+    await asUser(user, (tx) => tx.query('select public.decline_invitation($1)', [token]));
+  } catch (error) {
+    redirect(
+      `/invitations/accept?token=${encodeURIComponent(token)}&error=${encodeURIComponent(refusalMessage(error))}`,
+    );
+  }
+  redirect('/workspaces?notice=Invitation+declined');
+}

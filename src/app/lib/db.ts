@@ -1,0 +1,38 @@
+// In charge of running database work for pages and server actions as the signed-in user, under
+// row-level security, and of turning database refusals into messages a person can act on.
+import { withRls, type Tx } from '@/server/db/transactions';
+import { getRuntime } from '@/server/runtime';
+import type { SignedIn } from '@/app/lib/session';
+
+export function asUser<T>(user: SignedIn, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return withRls(getRuntime().pool, user.claims, fn);
+}
+
+/** A refusal from the database, phrased for the page (permission failures say so, never crash). */
+export function refusalMessage(error: unknown): string {
+  const e = error as { code?: string; message?: string };
+  if (e.code === '42501') return `Not allowed: ${e.message ?? 'your role does not permit this'}`;
+  if (e.code === 'PT404') return 'Not found, or you do not have access to it';
+  if (typeof e.code === 'string' && /^(PT4\d\d|22|23|P0001)/.test(e.code) && e.message) return e.message;
+  return 'Something went wrong; nothing was changed. Try again.';
+}
+
+export interface WorkspaceAccess {
+  id: string;
+  name: string;
+  slug: string;
+  role: 'owner' | 'admin' | 'member' | 'viewer';
+}
+
+/** The workspace with this slug if the user belongs to it; null otherwise (never revealing which). */
+export async function workspaceBySlug(user: SignedIn, slug: string): Promise<WorkspaceAccess | null> {
+  return asUser(user, async (tx) => {
+    const r = await tx.query<WorkspaceAccess>(
+      `select w.id, w.name, w.slug, m.role from public.workspaces w
+       join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
+       where w.slug = $1`,
+      [slug],
+    );
+    return r.rows[0] ?? null;
+  });
+}

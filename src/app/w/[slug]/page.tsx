@@ -1,0 +1,91 @@
+// A workspace's dashboard: its projects and its activity feed. Only members see it; for anyone
+// else the workspace does not exist.
+import Link from 'next/link';
+import { notFound } from 'next/navigation';
+import { createProjectAction } from '@/app/actions/workspaces';
+import { asUser, workspaceBySlug } from '@/app/lib/db';
+import { requireUser } from '@/app/lib/session';
+import { Flash } from '@/app/w/[slug]/flash';
+
+export const dynamic = 'force-dynamic';
+
+export default async function WorkspacePage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ slug: string }>;
+  searchParams: Promise<Record<string, string | undefined>>;
+}) {
+  const { slug } = await params;
+  const user = await requireUser(`/w/${slug}`);
+  const workspace = await workspaceBySlug(user, slug);
+  if (!workspace) notFound();
+  const { projects, activity } = await asUser(user, async (tx) => ({
+    projects: (
+      await tx.query<{ id: string; name: string }>(
+        'select id, name from public.projects where workspace_id = $1 order by created_at desc limit 50',
+        [workspace.id],
+      )
+    ).rows,
+    activity: (
+      await tx.query<{
+        id: string;
+        action: string;
+        subject: string | null;
+        created_at: Date;
+        actor: string | null;
+      }>(
+        `select e.id, e.action, e.subject, e.created_at, coalesce(p.display_name, p.email) as actor
+         from public.activity_events e left join public.profiles p on p.id = e.actor_id
+         where e.workspace_id = $1 order by e.created_at desc, e.id desc limit 20`,
+        [workspace.id],
+      )
+    ).rows,
+  }));
+  const canEdit = workspace.role !== 'viewer';
+  return (
+    <>
+      <h1>{workspace.name}</h1>
+      <nav aria-label="Workspace" className="muted">
+        <strong>Overview</strong> · <Link href={`/w/${workspace.slug}/members`}>Members</Link> · you are{' '}
+        {workspace.role}
+      </nav>
+      <Flash searchParams={await searchParams} />
+      <section className="card" aria-labelledby="projects">
+        <h2 id="projects">Projects</h2>
+        {projects.length === 0 ? <p className="muted">No projects yet.</p> : null}
+        <ul className="list" aria-label="Projects">
+          {projects.map((p) => (
+            <li key={p.id}>{p.name}</li>
+          ))}
+        </ul>
+        {canEdit ? (
+          <form action={createProjectAction} className="stack">
+            <input type="hidden" name="slug" value={workspace.slug} />
+            <input type="hidden" name="workspace_id" value={workspace.id} />
+            <label>
+              New project
+              <input name="name" required maxLength={200} />
+            </label>
+            <button type="submit" className="button">
+              Add project
+            </button>
+          </form>
+        ) : null}
+      </section>
+      <section className="card" aria-labelledby="activity">
+        <h2 id="activity">Activity</h2>
+        <ul className="list" aria-label="Activity">
+          {activity.map((e) => (
+            <li key={e.id}>
+              <span className="muted">
+                {new Date(e.created_at).toISOString().slice(0, 16).replace('T', ' ')}
+              </span>{' '}
+              {e.actor ?? 'Someone'}: {e.action.replace('.', ' ')} {e.subject ?? ''}
+            </li>
+          ))}
+        </ul>
+      </section>
+    </>
+  );
+}
