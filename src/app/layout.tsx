@@ -26,7 +26,8 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
           <nav aria-label="Account">
             {user ? (
               <form action={signOutAction}>
-                <Link href="/workspaces">Workspaces</Link>{' '}
+                <Link href="/workspaces">Workspaces</Link> <Link href="/settings/profile">Profile</Link>{' '}
+                <Link href="/settings/notifications">Notifications</Link>{' '}
                 <button type="submit" className="link-button">
                   Sign out
                 </button>

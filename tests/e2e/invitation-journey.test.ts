@@ -105,14 +105,14 @@ test('invite by e-mail, accept from the link, change role, remove', { timeout: 1
   await owner.goto(`${app.url}/w/${slug}/members`);
   await owner.selectOption('select[aria-label="Role of grace@example.com"]', 'admin');
   await owner.click('form:has(select[aria-label="Role of grace@example.com"]) >> text=Change role');
-  await owner.waitForURL('**/members?notice=*');
+  await owner.waitForURL((url) => url.searchParams.get('notice') === 'Role changed');
   const role = await db.query(
     `select m.role from public.workspace_members m join public.profiles p on p.id = m.user_id where p.email = 'grace@example.com'`,
   );
   expect(role.rows[0].role).toBe('admin');
 
   await owner.click('text=Remove grace@example.com');
-  await owner.waitForURL('**/members?notice=*');
+  await owner.waitForURL((url) => url.searchParams.get('notice') === 'Member removed');
   await grace.goto(`${app.url}/w/${slug}`);
   await expect(grace.textContent('h1')).resolves.toBe('Page not found');
 });

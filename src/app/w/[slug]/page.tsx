@@ -1,11 +1,12 @@
 // A workspace's dashboard: its projects and its activity feed. Only members see it; for anyone
 // else the workspace does not exist.
-import Link from 'next/link';
 import { notFound } from 'next/navigation';
+import { deleteProjectAction, updateProjectAction } from '@/app/actions/settings';
 import { createProjectAction } from '@/app/actions/workspaces';
 import { asUser, workspaceBySlug } from '@/app/lib/db';
 import { requireUser } from '@/app/lib/session';
 import { Flash } from '@/app/w/[slug]/flash';
+import { WorkspaceNav } from '@/app/w/[slug]/nav';
 
 export const dynamic = 'force-dynamic';
 
@@ -46,17 +47,42 @@ export default async function WorkspacePage({
   return (
     <>
       <h1>{workspace.name}</h1>
-      <nav aria-label="Workspace" className="muted">
-        <strong>Overview</strong> · <Link href={`/w/${workspace.slug}/members`}>Members</Link> · you are{' '}
-        {workspace.role}
-      </nav>
+      <WorkspaceNav slug={workspace.slug} current="" role={workspace.role} />
       <Flash searchParams={await searchParams} />
       <section className="card" aria-labelledby="projects">
         <h2 id="projects">Projects</h2>
         {projects.length === 0 ? <p className="muted">No projects yet.</p> : null}
         <ul className="list" aria-label="Projects">
           {projects.map((p) => (
-            <li key={p.id}>{p.name}</li>
+            <li key={p.id}>
+              {canEdit ? (
+                <>
+                  <form action={updateProjectAction} className="inline">
+                    <input type="hidden" name="slug" value={workspace.slug} />
+                    <input type="hidden" name="project_id" value={p.id} />
+                    <input
+                      name="name"
+                      defaultValue={p.name}
+                      aria-label={`Name of ${p.name}`}
+                      maxLength={200}
+                      required
+                    />{' '}
+                    <button type="submit" className="link-button">
+                      Rename
+                    </button>
+                  </form>{' '}
+                  <form action={deleteProjectAction} className="inline">
+                    <input type="hidden" name="slug" value={workspace.slug} />
+                    <input type="hidden" name="project_id" value={p.id} />
+                    <button type="submit" className="link-button">
+                      Delete {p.name}
+                    </button>
+                  </form>
+                </>
+              ) : (
+                p.name
+              )}
+            </li>
           ))}
         </ul>
         {canEdit ? (

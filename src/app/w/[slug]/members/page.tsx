@@ -1,6 +1,5 @@
 // Members and invitations of a workspace. Everyone sees the members; admins and owners also get
 // the role, remove and invitation controls (the database decides whether each change is allowed).
-import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import {
   changeRoleAction,
@@ -13,6 +12,7 @@ import {
 import { asUser, workspaceBySlug } from '@/app/lib/db';
 import { requireUser } from '@/app/lib/session';
 import { Flash } from '@/app/w/[slug]/flash';
+import { WorkspaceNav } from '@/app/w/[slug]/nav';
 
 export const dynamic = 'force-dynamic';
 
@@ -58,10 +58,7 @@ export default async function MembersPage({
   return (
     <>
       <h1>{workspace.name}: members</h1>
-      <nav aria-label="Workspace" className="muted">
-        <Link href={`/w/${workspace.slug}`}>Overview</Link> · <strong>Members</strong> · you are{' '}
-        {workspace.role}
-      </nav>
+      <WorkspaceNav slug={workspace.slug} current="/members" role={workspace.role} />
       <Flash searchParams={await searchParams} />
       <section className="card" aria-labelledby="members">
         <h2 id="members">Members</h2>

@@ -1,0 +1,59 @@
+// The workspace's plan and billing state, readable by every member. Checkout and the customer
+// portal open from here for owners once billing is configured.
+import { notFound } from 'next/navigation';
+import { asUser, workspaceBySlug } from '@/app/lib/db';
+import { requireUser } from '@/app/lib/session';
+import { getRuntime } from '@/server/runtime';
+import { Flash } from '@/app/w/[slug]/flash';
+import { WorkspaceNav } from '@/app/w/[slug]/nav';
+
+export const dynamic = 'force-dynamic';
+export const metadata = { title: 'Billing' };
+
+export default async function BillingPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ slug: string }>;
+  searchParams: Promise<Record<string, string | undefined>>;
+}) {
+  const { slug } = await params;
+  const user = await requireUser(`/w/${slug}/billing`);
+  const workspace = await workspaceBySlug(user, slug);
+  if (!workspace) notFound();
+  const subscription = await asUser(user, async (tx) => {
+    const r = await tx.query<{
+      plan: string;
+      status: string;
+      current_period_end: Date | null;
+      past_due_since: Date | null;
+    }>(
+      'select plan, status, current_period_end, past_due_since from public.subscriptions where workspace_id = $1',
+      [workspace.id],
+    );
+    return r.rows[0];
+  });
+  const configured = Boolean(getRuntime().config.stripeSecretKey);
+  return (
+    <>
+      <h1>{workspace.name}: billing</h1>
+      <WorkspaceNav slug={workspace.slug} current="/billing" role={workspace.role} />
+      <Flash searchParams={await searchParams} />
+      {subscription?.past_due_since ? (
+        <p role="alert" className="error">
+          The last payment failed. An owner needs to update the payment method, or the workspace becomes
+          read-only.
+        </p>
+      ) : null}
+      <section className="card">
+        <p>
+          Plan: <strong>{subscription?.plan ?? 'free'}</strong> · status {subscription?.status ?? 'active'}
+          {subscription?.current_period_end
+            ? ` · renews ${new Date(subscription.current_period_end).toISOString().slice(0, 10)}`
+            : ''}
+        </p>
+        {configured ? null : <p className="muted">Billing is not configured on this server.</p>}
+      </section>
+    </>
+  );
+}

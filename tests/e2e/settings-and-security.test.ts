@@ -1,0 +1,185 @@
+// The rest of the web app in a real browser: profile and notification preferences saved and
+// still there after a reload, workspace rename, project edit and delete, workspace deletion with
+// confirmation. And its security: no server secret in any client asset, server actions refuse a
+// forged Origin, and session cookies are HttpOnly and SameSite=Lax.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startApp, type AppProcess } from '../support/app-process.js';
+import { launchBrowser } from '../support/browser.js';
+
+let app: AppProcess;
+let browser: Browser;
+let db: pg.Client;
+
+beforeAll(async () => {
+  app = await startApp();
+  browser = await launchBrowser();
+  db = new pg.Client({ connectionString: app.env.DATABASE_URL });
+  await db.connect();
+}, 300_000);
+afterAll(async () => {
+  await db?.end();
+  await browser?.close();
+  await app?.stop();
+});
+
+async function signedIn(email: string): Promise<Page> {
+  const context = await browser.newContext();
+  context.setDefaultTimeout(15_000);
+  const page = await context.newPage();
+  await page.goto(`${app.url}/sign-up`);
+  await page.fill('input[name=email]', email);
+  await page.fill('input[name=password]', 'correct horse battery');
+  await page.click('button[type=submit]');
+  await page.waitForURL('**/workspaces');
+  return page;
+}
+
+test('profile and notification preferences are saved and reloaded', { timeout: 120_000 }, async () => {
+  const page = await signedIn('prefs@example.com');
+  await page.fill('input[name=name]', 'Muted Co');
+  await page.click('text=Create workspace');
+  await page.waitForURL('**/workspaces?created=*');
+
+  await page.goto(`${app.url}/settings/profile`);
+  await page.fill('input[name=display_name]', 'Ada Lovelace');
+  await page.fill('input[name=avatar_url]', 'https://example.com/ada.png');
+  await page.click('text=Save profile');
+  await page.waitForURL('**/settings/profile?notice=*');
+  await page.reload();
+  expect(await page.inputValue('input[name=display_name]')).toBe('Ada Lovelace');
+  expect(await page.inputValue('input[name=avatar_url]')).toBe('https://example.com/ada.png');
+
+  await page.goto(`${app.url}/settings/notifications`);
+  await page.check('input[name=digest_frequency][value=daily]');
+  await page.check('input[name=muted]');
+  await page.click('text=Save preferences');
+  await page.waitForURL('**/settings/notifications?notice=*');
+  await page.reload();
+  expect(await page.isChecked('input[name=digest_frequency][value=daily]')).toBe(true);
+  expect(await page.isChecked('input[name=muted]')).toBe(true);
+  const stored = await db.query(
+    `select n.digest_frequency, cardinality(n.muted_workspace_ids) as muted from public.notification_preferences n
+     join public.profiles p on p.id = n.user_id where p.email = 'prefs@example.com'`,
+  );
+  expect(stored.rows[0]).toEqual({ digest_frequency: 'daily', muted: 1 });
+
+  // An invalid avatar URL is refused with a message, and nothing changes.
+  await page.goto(`${app.url}/settings/profile`);
+  await page.evaluate(() => document.querySelector('input[name=avatar_url]')!.setAttribute('type', 'text'));
+  await page.fill('input[name=avatar_url]', 'javascript:alert(1)');
+  await page.click('text=Save profile');
+  await page.waitForURL('**/settings/profile?error=*');
+  expect(await page.inputValue('input[name=avatar_url]')).toBe('https://example.com/ada.png');
+});
+
+test(
+  'rename a workspace, edit and delete a project, delete the workspace',
+  { timeout: 120_000 },
+  async () => {
+    const page = await signedIn('settings@example.com');
+    await page.fill('input[name=name]', 'Old Name');
+    await page.click('text=Create workspace');
+    await page.waitForURL('**/workspaces?created=*');
+    await page.goto(`${app.url}/w/old-name`);
+    await page.fill('input[name=name]', 'Engine');
+    await page.click('text=Add project');
+    await page.waitForURL((url) => url.searchParams.get('notice') === 'Project created');
+    await page.fill('input[aria-label="Name of Engine"]', 'Difference Engine');
+    await page.click('text=Rename');
+    await page.waitForURL((url) => url.searchParams.get('notice') === 'Project renamed');
+    await expect(page.inputValue('input[aria-label="Name of Difference Engine"]')).resolves.toBe(
+      'Difference Engine',
+    );
+    await page.click('text=Delete Difference Engine');
+    await page.waitForURL((url) => url.searchParams.get('notice') === 'Project deleted');
+    await expect(page.textContent('ul[aria-label=Projects]')).resolves.toBe('');
+
+    await page.goto(`${app.url}/w/old-name/settings`);
+    await page.fill('input[name=name]', 'New Name');
+    await page.fill('input[name=new_slug]', 'new-name');
+    await page.click('text=Save');
+    await page.waitForURL('**/w/new-name/settings?notice=*');
+    await expect(page.textContent('h1')).resolves.toBe('New Name: settings');
+
+    await page.fill('input[name=confirm]', 'wrong');
+    await page.click('text=Delete workspace');
+    await page.waitForURL('**/settings?error=*');
+    await page.fill('input[name=confirm]', 'new-name');
+    await page.click('text=Delete workspace');
+    await page.waitForURL('**/workspaces?notice=*');
+    const left = await db.query(`select 1 from public.workspaces where slug = 'new-name'`);
+    expect(left.rowCount).toBe(0);
+  },
+);
+
+test('no server secret reaches any client asset', async () => {
+  const secrets = ['JWT_SECRET', 'SERVICE_ROLE_KEY', 'CRON_SECRET', 'PAYMENT_WEBHOOK_SECRET'].map(
+    (n) => app.env[n]!,
+  );
+  // every script the pages load, as served
+  const scripts = new Set<string>();
+  for (const page of ['/', '/sign-in', '/sign-up', '/workspaces']) {
+    const html = await (await fetch(`${app.url}${page}`)).text();
+    for (const secret of secrets) expect(html).not.toContain(secret);
+    for (const match of html.matchAll(/src="(\/_next\/static\/[^"]+\.js)"/g)) scripts.add(match[1]!);
+  }
+  expect(scripts.size).toBeGreaterThan(0);
+  for (const script of scripts) {
+    const body = await (await fetch(`${app.url}${script}`)).text();
+    for (const secret of secrets) expect(body, script).not.toContain(secret);
+  }
+  // and no client chunk on disk mentions a server secret's name
+  const walk = (dir: string): string[] =>
+    readdirSync(dir).flatMap((f) => {
+      const p = path.join(dir, f);
+      return statSync(p).isDirectory() ? walk(p) : [p];
+    });
+  for (const file of walk('.next/static').filter((f) => f.endsWith('.js'))) {
+    const text = readFileSync(file, 'utf8');
+    for (const name of [
+      'SERVICE_ROLE_KEY',
+      'JWT_SECRET',
+      'CRON_SECRET',
+      'PAYMENT_WEBHOOK_SECRET',
+      'serviceRoleKey',
+      'jwtSecret',
+    ]) {
+      expect(text.includes(name), `${file} mentions ${name}`).toBe(false);
+    }
+  }
+});
+
+test('a server action posted with a forged Origin is refused and changes nothing', async () => {
+  const html = await (await fetch(`${app.url}/sign-up`)).text();
+  const actionField = /name="(\$ACTION_ID_[0-9a-f]+)"/.exec(html)?.[1];
+  expect(actionField).toBeTruthy();
+  const post = (origin: string, email: string) => {
+    const form = new FormData();
+    form.set(actionField!, '');
+    form.set('email', email);
+    form.set('password', 'correct horse battery');
+    form.set('next', '');
+    return fetch(`${app.url}/sign-up`, {
+      method: 'POST',
+      body: form,
+      redirect: 'manual',
+      headers: { origin },
+    });
+  };
+  const forged = await post('https://evil.example', 'forged@example.com');
+  expect(forged.status).toBeGreaterThanOrEqual(400);
+  expect(forged.headers.get('set-cookie') ?? '').not.toContain('auth-token');
+  expect((await db.query(`select 1 from auth.users where email = 'forged@example.com'`)).rowCount).toBe(0);
+
+  const genuine = await post(new URL(app.url).origin, 'genuine@example.com');
+  expect(genuine.status).toBe(303);
+  const cookie = genuine.headers.get('set-cookie') ?? '';
+  expect(cookie).toContain('sb-localhost-auth-token=base64-');
+  expect(cookie).toMatch(/HttpOnly/i);
+  expect(cookie).toMatch(/SameSite=lax/i);
+  expect((await db.query(`select 1 from auth.users where email = 'genuine@example.com'`)).rowCount).toBe(1);
+});
