@@ -2,6 +2,7 @@
 // as a ratio, and regenerates docs/benchmarks.md.
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
+import { billingBenchmarks } from './billing.js';
 import { dataApiBenchmarks } from './data-api.js';
 import { digestBenchmarks } from './digest.js';
 import { identityBenchmarks } from './identity.js';
@@ -20,6 +21,8 @@ try {
   rows.push(...(await identityBenchmarks(database)));
   console.log('data API: list throughput and RLS at scale…');
   rows.push(...(await dataApiBenchmarks(database)));
+  console.log('billing: webhook events per second…');
+  rows.push(...(await billingBenchmarks(database)));
   console.log('digest: compose and enqueue at 10k and 100k users; SMTP delivery…');
   rows.push(...(await digestBenchmarks(database)));
   printRows(rows);

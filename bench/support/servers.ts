@@ -9,6 +9,7 @@ export async function startBenchServer(
   databaseUrl: string,
   apiKey: string,
   jwtSecret = randomBytes(32).toString('hex'),
+  extraEnv: Record<string, string> = {},
 ): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: {
@@ -26,6 +27,7 @@ export async function startBenchServer(
       RATE_LIMIT_SIGNIN_PER_ADDRESS: '100000000',
       RATE_LIMIT_REFRESH_PER_SESSION: '100000000',
       RATE_LIMIT_SIGNUP_PER_ADDRESS: '100000000',
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -3,6 +3,7 @@
 // server -> scheduler and mail worker -> graceful stop.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
+import { Billing } from './billing/checkout.js';
 import { syncEntitlements } from './billing/entitlements.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
@@ -57,7 +58,14 @@ async function main(): Promise<void> {
   });
 
   const { app, digest, schemaCache, identity, signer } = createPlatform({ config, pool, logger });
-  registerRuntime({ config, pool, identity, signer });
+  const billing = new Billing({
+    pool,
+    plans: config.billingPlans,
+    appUrl: config.appUrl,
+    stripeSecretKey: config.stripeSecretKey,
+    stripeApiBase: config.stripeApiBase,
+  });
+  registerRuntime({ config, pool, identity, signer, billing });
   const platformListener = getRequestListener(app.fetch);
   // 0.0.0.0 is not an address to connect to: Next reaches itself on loopback.
   const selfHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

@@ -1,6 +1,7 @@
 // In charge of handing the running process's shared objects (configuration, database pool) to the
 // Next.js pages and server actions, which run in this same process but are bundled separately:
 // main.ts registers them once on globalThis; pages read them here.
+import type { Billing } from './billing/checkout.js';
 import type { Config } from './config.js';
 import type { Pool } from './db/pool.js';
 import type { TokenSigner } from './identity/access-tokens.js';
@@ -12,6 +13,7 @@ export interface Runtime {
   /** present when the full process runs (pages that sign people in need them) */
   identity?: IdentityService;
   signer?: TokenSigner;
+  billing?: Billing;
 }
 
 const KEY = Symbol.for('tenantry.runtime');

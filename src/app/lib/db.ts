@@ -22,14 +22,18 @@ export interface WorkspaceAccess {
   name: string;
   slug: string;
   role: 'owner' | 'admin' | 'member' | 'viewer';
+  /** the last payment failed and is still unpaid */
+  pastDue: boolean;
 }
 
 /** The workspace with this slug if the user belongs to it; null otherwise (never revealing which). */
 export async function workspaceBySlug(user: SignedIn, slug: string): Promise<WorkspaceAccess | null> {
   return asUser(user, async (tx) => {
     const r = await tx.query<WorkspaceAccess>(
-      `select w.id, w.name, w.slug, m.role from public.workspaces w
+      `select w.id, w.name, w.slug, m.role, coalesce(s.past_due_since is not null, false) as "pastDue"
+       from public.workspaces w
        join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
+       left join public.subscriptions s on s.workspace_id = w.id
        where w.slug = $1`,
       [slug],
     );

@@ -47,7 +47,7 @@ export default async function WorkspacePage({
   return (
     <>
       <h1>{workspace.name}</h1>
-      <WorkspaceNav slug={workspace.slug} current="" role={workspace.role} />
+      <WorkspaceNav slug={workspace.slug} current="" role={workspace.role} pastDue={workspace.pastDue} />
       <Flash searchParams={await searchParams} />
       <section className="card" aria-labelledby="projects">
         <h2 id="projects">Projects</h2>

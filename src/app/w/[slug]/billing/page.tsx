@@ -1,6 +1,7 @@
 // The workspace's plan and billing state, readable by every member. Checkout and the customer
 // portal open from here for owners once billing is configured.
 import { notFound } from 'next/navigation';
+import { openPortalAction, startCheckoutAction } from '@/app/actions/billing';
 import { asUser, workspaceBySlug } from '@/app/lib/db';
 import { requireUser } from '@/app/lib/session';
 import { getRuntime } from '@/server/runtime';
@@ -33,18 +34,19 @@ export default async function BillingPage({
     );
     return r.rows[0];
   });
-  const configured = Boolean(getRuntime().config.stripeSecretKey);
+  const { config } = getRuntime();
+  const configured = Boolean(config.stripeSecretKey);
+  const plans = config.billingPlans;
   return (
     <>
       <h1>{workspace.name}: billing</h1>
-      <WorkspaceNav slug={workspace.slug} current="/billing" role={workspace.role} />
+      <WorkspaceNav
+        slug={workspace.slug}
+        current="/billing"
+        role={workspace.role}
+        pastDue={workspace.pastDue}
+      />
       <Flash searchParams={await searchParams} />
-      {subscription?.past_due_since ? (
-        <p role="alert" className="error">
-          The last payment failed. An owner needs to update the payment method, or the workspace becomes
-          read-only.
-        </p>
-      ) : null}
       <section className="card">
         <p>
           Plan: <strong>{subscription?.plan ?? 'free'}</strong> · status {subscription?.status ?? 'active'}
@@ -54,6 +56,28 @@ export default async function BillingPage({
         </p>
         {configured ? null : <p className="muted">Billing is not configured on this server.</p>}
       </section>
+      {configured && workspace.role === 'owner' ? (
+        <section className="card" aria-labelledby="plans">
+          <h2 id="plans">Plans</h2>
+          {plans.map((plan) => (
+            <form key={plan.id} action={startCheckoutAction} className="inline">
+              <input type="hidden" name="slug" value={workspace.slug} />
+              <input type="hidden" name="workspace_id" value={workspace.id} />
+              <input type="hidden" name="plan" value={plan.id} />
+              <button type="submit" className="button">
+                Upgrade to {plan.name}
+              </button>{' '}
+            </form>
+          ))}
+          <form action={openPortalAction} className="inline">
+            <input type="hidden" name="slug" value={workspace.slug} />
+            <input type="hidden" name="workspace_id" value={workspace.id} />
+            <button type="submit" className="button secondary">
+              Manage billing
+            </button>
+          </form>
+        </section>
+      ) : null}
     </>
   );
 }

@@ -58,7 +58,12 @@ export default async function MembersPage({
   return (
     <>
       <h1>{workspace.name}: members</h1>
-      <WorkspaceNav slug={workspace.slug} current="/members" role={workspace.role} />
+      <WorkspaceNav
+        slug={workspace.slug}
+        current="/members"
+        role={workspace.role}
+        pastDue={workspace.pastDue}
+      />
       <Flash searchParams={await searchParams} />
       <section className="card" aria-labelledby="members">
         <h2 id="members">Members</h2>

@@ -24,7 +24,12 @@ export default async function SettingsPage({
   return (
     <>
       <h1>{workspace.name}: settings</h1>
-      <WorkspaceNav slug={workspace.slug} current="/settings" role={workspace.role} />
+      <WorkspaceNav
+        slug={workspace.slug}
+        current="/settings"
+        role={workspace.role}
+        pastDue={workspace.pastDue}
+      />
       <Flash searchParams={await searchParams} />
       <section className="card" aria-labelledby="general">
         <h2 id="general">Name and address</h2>

@@ -1,0 +1,160 @@
+// Billing in the browser: plan limits refused through server actions with a clear message, the
+// owner sent to Stripe Checkout (a local stand-in of the Stripe API records it), webhook events
+// changing the plan and status shown on the billing page, and the past-due banner for members.
+import pg from 'pg';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startApp, type AppProcess } from '../support/app-process.js';
+import { launchBrowser } from '../support/browser.js';
+import { startStripeStandIn, type StripeStandIn } from '../support/stripe-api.js';
+import {
+  checkoutCompleted,
+  envelope,
+  invoiceObject,
+  sign,
+  subscriptionObject,
+} from '../support/stripe-events.js';
+
+let app: AppProcess;
+let stripe: StripeStandIn;
+let browser: Browser;
+let db: pg.Client;
+
+beforeAll(async () => {
+  stripe = await startStripeStandIn();
+  app = await startApp({
+    STRIPE_SECRET_KEY: 'sk_test_e2estandin',
+    STRIPE_API_BASE: stripe.url,
+    BILLING_PLANS: JSON.stringify([
+      { id: 'pro', name: 'Pro', priceId: 'price_pro_monthly', seats: 20, projects: 10 },
+    ]),
+    FREE_PLAN_PROJECTS: '1',
+  });
+  browser = await launchBrowser();
+  db = new pg.Client({ connectionString: app.env.DATABASE_URL });
+  await db.connect();
+}, 300_000);
+afterAll(async () => {
+  await db?.end();
+  await browser?.close();
+  await app?.stop();
+  await stripe?.close();
+});
+
+async function signUp(email: string): Promise<Page> {
+  const context = await browser.newContext();
+  context.setDefaultTimeout(15_000);
+  const page = await context.newPage();
+  await page.goto(`${app.url}/sign-up`);
+  await page.fill('input[name=email]', email);
+  await page.fill('input[name=password]', 'correct horse battery');
+  await page.click('button[type=submit]');
+  await page.waitForURL('**/workspaces');
+  return page;
+}
+
+async function deliver(event: ReturnType<typeof envelope>) {
+  const body = JSON.stringify(event);
+  const res = await fetch(`${app.url}/api/billing/webhook`, {
+    method: 'POST',
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'stripe-signature': sign(body, app.env.PAYMENT_WEBHOOK_SECRET!),
+    },
+  });
+  expect(res.status).toBe(200);
+}
+
+const notice = (page: Page, text: string) =>
+  page.waitForURL((url) => url.searchParams.get('notice') === text);
+
+test(
+  'limits, checkout, plan changes from webhooks, and the past-due banner',
+  { timeout: 150_000 },
+  async () => {
+    const owner = await signUp('billing-owner@example.com');
+    await owner.fill('input[name=name]', 'Paying Co');
+    await owner.click('text=Create workspace');
+    await owner.waitForURL('**/workspaces?created=*');
+    const slug = 'paying-co';
+    const ws = (await db.query<{ id: string }>('select id from public.workspaces where slug = $1', [slug]))
+      .rows[0]!.id;
+
+    // The free plan here allows one project: the second is refused, saying why.
+    await owner.goto(`${app.url}/w/${slug}`);
+    const newProject = 'form:has(button:text("Add project")) input[name=name]';
+    await owner.fill(newProject, 'First');
+    await owner.click('text=Add project');
+    await notice(owner, 'Project created');
+    await owner.fill(newProject, 'Second');
+    await owner.click('text=Add project');
+    await owner.waitForURL((url) => url.searchParams.has('error'));
+    await expect(owner.textContent('p.error[role=alert]')).resolves.toContain(
+      "free plan's limit of 1 projects",
+    );
+
+    // The owner upgrades: the browser is sent to Stripe Checkout for this workspace.
+    await owner.goto(`${app.url}/w/${slug}/billing`);
+    await expect(owner.textContent('main')).resolves.toContain('Plan: free');
+    const toCheckout = owner.waitForRequest((r) => r.url().startsWith('https://checkout.stripe.com/'));
+    await owner.click('text=Upgrade to Pro');
+    await toCheckout;
+    const session = stripe.requests.find((r) => r.path === '/v1/checkout/sessions')!;
+    expect(session.form).toMatchObject({
+      client_reference_id: ws,
+      'line_items[0][price]': 'price_pro_monthly',
+    });
+
+    // Stripe reports the completed checkout and the active subscription.
+    const t = Math.floor(Date.now() / 1000);
+    await deliver(
+      envelope('checkout.session.completed', checkoutCompleted(ws, session.form.customer!, 'sub_e2e'), {
+        created: t,
+      }),
+    );
+    await deliver(
+      envelope(
+        'customer.subscription.updated',
+        subscriptionObject({ id: 'sub_e2e', customer: session.form.customer!, workspaceId: ws }),
+        {
+          created: t + 1,
+        },
+      ),
+    );
+    await owner.goto(`${app.url}/w/${slug}/billing`);
+    await expect(owner.textContent('main')).resolves.toContain('Plan: pro · status active');
+    await owner.goto(`${app.url}/w/${slug}`);
+    await owner.fill(newProject, 'Second');
+    await owner.click('text=Add project');
+    await notice(owner, 'Project created');
+
+    // A failed payment: every member sees the banner; the owner gets a link to fix it.
+    await deliver(
+      envelope(
+        'invoice.payment_failed',
+        invoiceObject({
+          subscription: 'sub_e2e',
+          customer: session.form.customer!,
+          workspaceId: ws,
+          status: 'open',
+        }),
+        {
+          created: t + 2,
+        },
+      ),
+    );
+    const member = await signUp('billing-member@example.com');
+    await db.query(
+      `insert into public.workspace_members (workspace_id, user_id, role)
+     select $1, id, 'member' from public.profiles where email = 'billing-member@example.com'`,
+      [ws],
+    );
+    await member.goto(`${app.url}/w/${slug}`);
+    await expect(member.textContent('p.banner[role=alert]')).resolves.toContain('Payment overdue');
+    await owner.goto(`${app.url}/w/${slug}/billing`);
+    await expect(owner.textContent('p.banner[role=alert]')).resolves.toContain('Update the payment method');
+    await expect(owner.textContent('main')).resolves.toContain('status past_due');
+    await owner.screenshot({ path: 'test-results/screenshots/billing-past-due.png' });
+  },
+);
