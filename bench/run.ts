@@ -14,7 +14,8 @@ const rows: BenchRow[] = [];
 try {
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
-  const version = (await client.query<{ v: string }>('show server_version')).rows[0]!.v;
+  const version = (await client.query<{ v: string }>("select current_setting('server_version') as v"))
+    .rows[0]!.v;
   await client.end();
 
   console.log('identity: refresh and sign-in throughput…');

@@ -22,6 +22,7 @@ import { createRefreshTokenKey } from './identity/refresh-tokens.js';
 import { identityRoutes } from './identity/routes.js';
 import { IdentityService } from './identity/service.js';
 import type { Logger } from './logger.js';
+import { openApiDocument } from './openapi.js';
 
 export interface PlatformDeps {
   config: Config;
@@ -31,6 +32,7 @@ export interface PlatformDeps {
 
 /** Path prefixes served by the platform app; everything else belongs to Next.js. */
 export const PLATFORM_PREFIXES = [
+  '/api/openapi.json',
   '/auth/v1',
   '/rest/v1',
   '/api/health',
@@ -116,6 +118,8 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
   app.use('/rest/v1/*', apiCors);
 
   app.get('/api/health', (c) => c.json({ status: 'ok' }));
+  const openApi = openApiDocument({ appUrl: config.appUrl, authUrl: config.authUrl });
+  app.get('/api/openapi.json', (c) => c.json(openApi));
   app.get('/api/health/ready', async (c) => {
     const ok = await databaseReady(pool);
     return c.json(

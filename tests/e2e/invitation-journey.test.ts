@@ -170,3 +170,48 @@ test(
     expect(slugB).not.toBe(slugA);
   },
 );
+
+test('expired, revoked and wrong-account links say so on the page', { timeout: 120_000 }, async () => {
+  const ownerContext = await browser.newContext();
+  ownerContext.setDefaultTimeout(15_000);
+  const owner = await signUp(ownerContext, 'links-owner@example.com');
+  await owner.waitForURL('**/workspaces');
+  const slug = await createWorkspace(owner, 'Link Checks');
+  const invite = async (email: string) => {
+    await owner.goto(`${app.url}/w/${slug}/members`);
+    await owner.fill('input[name=email]', email);
+    await owner.click('text=Send invitation');
+    await owner.waitForURL((url) => url.searchParams.get('notice') === 'Invitation sent');
+    const mail = await db.query<{ text_body: string }>(
+      `select text_body from internal.outbox where kind = 'invitation' and to_address = $1 order by id desc limit 1`,
+      [email],
+    );
+    return /(https?:\/\/\S+\/invitations\/accept\?token=\w+)/.exec(mail.rows[0]!.text_body)![1]!;
+  };
+  const visitorContext = await browser.newContext();
+  visitorContext.setDefaultTimeout(15_000);
+  const late = await signUp(visitorContext, 'late@example.com');
+  await late.waitForURL('**/workspaces');
+  const tryLink = async (link: string, expected: string) => {
+    await late.goto(link);
+    await late.click('text=Accept invitation');
+    await late.waitForURL((url) => url.searchParams.has('error'));
+    await expect(late.textContent('p.error[role=alert]')).resolves.toContain(expected);
+  };
+
+  const expiredLink = await invite('late@example.com');
+  await db.query(
+    `update public.invitations set expires_at = now() - interval '1 minute' where email = 'late@example.com'`,
+  );
+  await tryLink(expiredLink, 'expired');
+
+  const revokedLink = await invite('late@example.com');
+  await owner.goto(`${app.url}/w/${slug}/members`);
+  await owner.click('li:has-text("late@example.com") >> text=Revoke');
+  await owner.waitForURL((url) => url.searchParams.get('notice') === 'Invitation revoked');
+  await tryLink(revokedLink, 'revoked');
+
+  await tryLink(await invite('someone-else@example.com'), 'different e-mail address');
+  await late.goto(`${app.url}/w/${slug}`);
+  await expect(late.textContent('h1')).resolves.toBe('Page not found');
+});

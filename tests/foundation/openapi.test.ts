@@ -1,0 +1,115 @@
+// The published OpenAPI document matches the service: every documented status of the token
+// grants, the webhook and the digest trigger is produced by a real request, and each real body
+// satisfies the schema the document publishes for it.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { z } from 'zod';
+import { schemas } from '../../src/server/openapi.js';
+import { call, startTestServer, type TestServer } from '../support/server.js';
+import { envelope, sign } from '../support/stripe-events.js';
+
+let server: TestServer;
+let document: {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<
+      string,
+      { responses: Record<string, { content: { 'application/json': { schema: { $ref: string } } } }> }
+    >
+  >;
+  components: { schemas: Record<string, unknown> };
+};
+
+beforeAll(async () => {
+  server = await startTestServer({ RATE_LIMIT_SIGNIN_PER_EMAIL: '2' });
+  document = (await call(server, 'GET', '/api/openapi.json', { apikey: null })).body as never;
+});
+afterAll(async () => server?.close());
+
+/** Checks a real response against the document: the status is documented, the body fits its schema. */
+function conforms(path: string, method: string, response: { status: number; body: unknown }) {
+  const documented = document.paths[path]?.[method]?.responses[String(response.status)];
+  expect(documented, `${method.toUpperCase()} ${path} ${response.status} is documented`).toBeDefined();
+  const name = documented!.content['application/json'].schema.$ref.split('/').pop() as keyof typeof schemas;
+  const schema: z.ZodType = schemas[name];
+  const parsed = schema.safeParse(response.body);
+  expect(parsed.success, `${name}: ${parsed.error?.message}`).toBe(true);
+  expect(document.components.schemas[name]).toBeDefined();
+}
+
+test('the document is OpenAPI 3.1 and lists the three endpoints', () => {
+  expect(document.openapi).toBe('3.1.0');
+  expect(Object.keys(document.paths).sort()).toEqual([
+    '/api/billing/webhook',
+    '/api/notifications/digest',
+    '/auth/v1/token',
+  ]);
+});
+
+test('token grants: 200, 400, 401, 413, 429 as documented', async () => {
+  const email = `openapi-${Date.now()}@example.com`;
+  await call(server, 'POST', '/auth/v1/signup', { body: { email, password: 'correct horse battery' } });
+  const ok = await call(server, 'POST', '/auth/v1/token?grant_type=password', {
+    body: { email, password: 'correct horse battery' },
+  });
+  expect(ok.status).toBe(200);
+  conforms('/auth/v1/token', 'post', ok);
+  const refreshed = await call(server, 'POST', '/auth/v1/token?grant_type=refresh_token', {
+    body: { refresh_token: ok.body.refresh_token },
+  });
+  conforms('/auth/v1/token', 'post', refreshed);
+  const wrong = await call(server, 'POST', '/auth/v1/token?grant_type=password', {
+    body: { email, password: 'nope nope' },
+  });
+  expect(wrong.status).toBe(400);
+  conforms('/auth/v1/token', 'post', wrong);
+  const limited = await call(server, 'POST', '/auth/v1/token?grant_type=password', {
+    body: { email, password: 'nope nope' },
+  });
+  expect(limited.status).toBe(429);
+  conforms('/auth/v1/token', 'post', limited);
+  const noKey = await call(server, 'POST', '/auth/v1/token?grant_type=password', { apikey: null, body: {} });
+  expect(noKey.status).toBe(401);
+  conforms('/auth/v1/token', 'post', noKey);
+  const big = await call(server, 'POST', '/auth/v1/token?grant_type=password', {
+    rawBody: 'x'.repeat(1024 * 1024 + 1),
+  });
+  expect(big.status).toBe(413);
+  conforms('/auth/v1/token', 'post', big);
+});
+
+test('webhook: 200, 400, 401, 413 as documented', async () => {
+  const body = JSON.stringify(envelope('customer.created', { id: 'cus_openapi' }));
+  const post = (raw: string, signature?: string) =>
+    call(server, 'POST', '/api/billing/webhook', {
+      rawBody: raw,
+      apikey: null,
+      headers: signature ? { 'stripe-signature': signature } : {},
+    });
+  const ok = await post(body, sign(body, server.config.paymentWebhookSecret));
+  expect(ok.status).toBe(200);
+  conforms('/api/billing/webhook', 'post', ok);
+  conforms('/api/billing/webhook', 'post', await post(body));
+  conforms('/api/billing/webhook', 'post', await post(body, sign(body, 'whsec_wrong_secret_value')));
+  const big = 'x'.repeat(1024 * 1024 + 1);
+  conforms('/api/billing/webhook', 'post', await post(big, sign(big, server.config.paymentWebhookSecret)));
+});
+
+test('digest trigger: 200, 400, 401 as documented, over POST and GET', async () => {
+  for (const method of ['post', 'get'] as const) {
+    const trigger = (query: string, secret: string | null) =>
+      call(server, method.toUpperCase(), `/api/notifications/digest${query}`, {
+        apikey: null,
+        headers: secret ? { authorization: `Bearer ${secret}` } : {},
+      });
+    const ok = await trigger('?frequency=daily', server.config.cronSecret);
+    expect(ok.status).toBe(200);
+    conforms('/api/notifications/digest', method, ok);
+    conforms(
+      '/api/notifications/digest',
+      method,
+      await trigger('?frequency=hourly', server.config.cronSecret),
+    );
+    conforms('/api/notifications/digest', method, await trigger('?frequency=daily', null));
+  }
+});
