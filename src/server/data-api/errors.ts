@@ -68,7 +68,8 @@ function customError(error: PgError): HttpError | null {
 export function toHttpError(error: unknown, role: string): HttpError | null {
   if (isHttpError(error)) return error;
   if (isPgError(error) && error.code === 'PGRST') return customError(error);
-  if (isDatabaseUnavailable(error) && !isPgError(error)) {
+  // Connection failures, and a server shutting down or starting up (57P01-57P03), are outages: 503.
+  if (isDatabaseUnavailable(error)) {
     return new HttpError(503, 'The database is unavailable; try again shortly', {
       code: 'PGRST000',
       headers: { 'Retry-After': '5' },

@@ -10,6 +10,8 @@ export interface EmbeddedDatabase {
   url: string;
   port: number;
   stop(): Promise<void>;
+  /** starts the same cluster again after stop() (outage drills in tests) */
+  restart(): Promise<void>;
 }
 
 export interface EmbeddedOptions {
@@ -126,5 +128,6 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     url: `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/${DATABASE}`,
     port,
     stop: () => server.stop(),
+    restart: () => server.start(),
   };
 }
