@@ -97,9 +97,12 @@ test(
     // The owner upgrades: the browser is sent to Stripe Checkout for this workspace.
     await owner.goto(`${app.url}/w/${slug}/billing`);
     await expect(owner.textContent('main')).resolves.toContain('Plan: free');
-    const toCheckout = owner.waitForRequest((r) => r.url().startsWith('https://checkout.stripe.com/'));
+    // Stripe's hosted pages cannot be reached from here: answer the navigation with a stand-in page.
+    await owner.route('https://checkout.stripe.com/**', (route) =>
+      route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>Stripe Checkout (stand-in)</h1>' }),
+    );
     await owner.click('text=Upgrade to Pro');
-    await toCheckout;
+    await owner.waitForURL((url) => url.hostname === 'checkout.stripe.com');
     const session = stripe.requests.find((r) => r.path === '/v1/checkout/sessions')!;
     expect(session.form).toMatchObject({
       client_reference_id: ws,
