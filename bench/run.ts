@@ -6,6 +6,7 @@ import { billingBenchmarks } from './billing.js';
 import { dataApiBenchmarks } from './data-api.js';
 import { digestBenchmarks } from './digest.js';
 import { identityBenchmarks } from './identity.js';
+import { loadBenchmarks } from './load.js';
 import { startBenchDatabase } from './support/database.js';
 import { machineDescription, markdownReport, printRows, type BenchRow } from './support/report.js';
 
@@ -26,6 +27,8 @@ try {
   rows.push(...(await billingBenchmarks(database)));
   console.log('digest: compose and enqueue at 10k and 100k users; SMTP delivery…');
   rows.push(...(await digestBenchmarks(database)));
+  console.log(`load: a mixed workload for ${process.env.BENCH_LOAD_SECONDS ?? 120} s…`);
+  rows.push(...(await loadBenchmarks(database)));
   printRows(rows);
 
   writeFileSync('docs/benchmarks.md', markdownReport(rows, machineDescription(version), new Date()));
