@@ -116,6 +116,15 @@ test(
   },
 );
 
+test('pages carry the protective headers', async () => {
+  for (const page of ['/', '/sign-in']) {
+    const res = await fetch(`${app.url}${page}`);
+    expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+  }
+});
+
 test('no server secret reaches any client asset', async () => {
   const secrets = ['JWT_SECRET', 'SERVICE_ROLE_KEY', 'CRON_SECRET', 'PAYMENT_WEBHOOK_SECRET'].map(
     (n) => app.env[n]!,
