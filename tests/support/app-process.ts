@@ -1,8 +1,8 @@
 // Test support: the whole service as `npm start` runs it (src/server/main.ts: platform APIs and
-// the Next.js build behind one port) on a fresh migrated database.
+// the Next.js build behind one port) on a fresh migrated database. The build itself is made once
+// per run by the global setup.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { ensureWebBuild } from '../../src/server/web.js';
 import { createTestDatabase, randomKey } from './server.js';
 
 export interface AppProcess {
@@ -21,7 +21,6 @@ async function freePort(): Promise<number> {
 }
 
 export async function startApp(extraEnv: Record<string, string> = {}): Promise<AppProcess> {
-  await ensureWebBuild(); // builds once per change of the web sources (about a minute)
   const port = await freePort();
   const url = `http://localhost:${port}`;
   const env: Record<string, string> = {

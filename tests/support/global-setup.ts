@@ -8,6 +8,7 @@ import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/server/db/embedded.js';
 import { migrate } from '../../src/server/db/migrate.js';
 import { createPool } from '../../src/server/db/pool.js';
+import { ensureWebBuild } from '../../src/server/web.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -19,6 +20,9 @@ declare module 'vitest' {
 export const TEMPLATE_DATABASE = 'tenantry_template';
 
 export default async function setup(project: TestProject) {
+  // The browser suites run the real process, which serves the Next.js build. Build it here, once,
+  // before the workers start: two suites building in parallel would write the same .next folder.
+  await ensureWebBuild();
   const root = mkdtempSync(path.join(tmpdir(), 'tenantry-test-'));
   // When tests run as root the cluster runs as the 'postgres' user, which must reach this folder.
   chmodSync(root, 0o755);
