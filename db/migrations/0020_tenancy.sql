@@ -525,6 +525,50 @@ as $$
   select sha256(convert_to(token, 'UTF8'))
 $$;
 
+-- Invitation e-mails go through the outbox in the same transaction as the invitation, whoever
+-- invites (server action or a direct RPC call). The raw token exists only in that e-mail and in
+-- the function's return value.
+--
+-- The service's public base URL, for links in e-mails written by the database. Kept in step with
+-- APP_URL at start-up (src/server/settings.ts).
+create table internal.app_settings (
+  id boolean primary key default true check (id),
+  app_url text not null default 'http://localhost:3000'
+);
+insert into internal.app_settings default values;
+grant select on internal.app_settings to service_role;
+
+create function internal.enqueue_invitation_mail(invitation public.invitations, token text) returns void
+language plpgsql security definer set search_path = ''
+as $$
+declare
+  workspace_name text;
+  inviter text;
+  link text;
+begin
+  select w.name into workspace_name from public.workspaces w where w.id = invitation.workspace_id;
+  select coalesce(p.display_name, p.email) into inviter from public.profiles p where p.id = auth.uid();
+  select s.app_url || '/invitations/accept?token=' || token into link from internal.app_settings s;
+  insert into internal.outbox (kind, to_address, subject, text_body, headers, message_id)
+  values (
+    'invitation',
+    invitation.email,
+    coalesce(inviter, 'Someone') || ' invited you to ' || workspace_name,
+    concat_ws(E'\n',
+      coalesce(inviter, 'Someone') || ' invited you to join the workspace "' || workspace_name || '" as ' || invitation.role || '.',
+      '',
+      'Accept the invitation: ' || link,
+      '',
+      'The link works once, for ' || invitation.email || ', until ' || to_char(invitation.expires_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI') || ' UTC.',
+      'If you did not expect this, ignore this e-mail.'),
+    '{}'::jsonb,
+    '<' || gen_random_uuid() || '@tenantry.invitation>'
+  );
+end
+$$;
+grant insert on internal.outbox to service_role;
+grant usage on sequence internal.outbox_id_seq to service_role;
+
 create function public.create_workspace(name text, slug text default null)
 returns public.workspaces
 language plpgsql security definer set search_path = ''
@@ -606,6 +650,7 @@ begin
     raise exception 'An invitation for % is already pending; resend or revoke it', address using errcode = '23505';
   end;
   insert into internal.invitation_tokens (invitation_id, token_hash) values (invitation.id, internal.token_hash(token));
+  perform internal.enqueue_invitation_mail(invitation, token);
   return json_build_object('invitation_id', invitation.id, 'token', token, 'email', address,
     'role', invitation.role, 'expires_at', invitation.expires_at);
 end
@@ -722,6 +767,7 @@ begin
   update public.invitations set expires_at = now() + interval '7 days' where id = invitation.id
     returning * into invitation;
   update internal.invitation_tokens set token_hash = internal.token_hash(token) where invitation_tokens.invitation_id = invitation.id;
+  perform internal.enqueue_invitation_mail(invitation, token);
   return json_build_object('invitation_id', invitation.id, 'token', token, 'email', invitation.email,
     'role', invitation.role, 'expires_at', invitation.expires_at);
 end
