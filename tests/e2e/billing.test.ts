@@ -2,10 +2,10 @@
 // owner sent to Stripe Checkout (a local stand-in of the Stripe API records it), webhook events
 // changing the plan and status shown on the billing page, and the past-due banner for members.
 import pg from 'pg';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startApp, type AppProcess } from '../support/app-process.js';
-import { launchBrowser } from '../support/browser.js';
+import type { AppProcess } from '../support/app-process.js';
+import { signUpInBrowser, startBrowserSuite, type BrowserSuite } from '../support/browser-suite.js';
 import { startStripeStandIn, type StripeStandIn } from '../support/stripe-api.js';
 import {
   checkoutCompleted,
@@ -15,14 +15,14 @@ import {
   subscriptionObject,
 } from '../support/stripe-events.js';
 
-let app: AppProcess;
 let stripe: StripeStandIn;
-let browser: Browser;
+let suite: BrowserSuite;
+let app: AppProcess;
 let db: pg.Client;
 
 beforeAll(async () => {
   stripe = await startStripeStandIn();
-  app = await startApp({
+  suite = await startBrowserSuite({
     STRIPE_SECRET_KEY: 'sk_test_e2estandin',
     STRIPE_API_BASE: stripe.url,
     BILLING_PLANS: JSON.stringify([
@@ -30,28 +30,14 @@ beforeAll(async () => {
     ]),
     FREE_PLAN_PROJECTS: '1',
   });
-  browser = await launchBrowser();
-  db = new pg.Client({ connectionString: app.env.DATABASE_URL });
-  await db.connect();
+  ({ app, db } = suite);
 }, 300_000);
 afterAll(async () => {
-  await db?.end();
-  await browser?.close();
-  await app?.stop();
+  await suite?.stop();
   await stripe?.close();
 });
 
-async function signUp(email: string): Promise<Page> {
-  const context = await browser.newContext();
-  context.setDefaultTimeout(15_000);
-  const page = await context.newPage();
-  await page.goto(`${app.url}/sign-up`);
-  await page.fill('input[name=email]', email);
-  await page.fill('input[name=password]', 'correct horse battery');
-  await page.click('button[type=submit]');
-  await page.waitForURL('**/workspaces');
-  return page;
-}
+const signUp = (email: string): Promise<Page> => signUpInBrowser(suite, email);
 
 async function deliver(event: ReturnType<typeof envelope>) {
   const body = JSON.stringify(event);

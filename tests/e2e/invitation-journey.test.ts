@@ -3,36 +3,21 @@
 // role and then removes the member, who can no longer open the workspace. A member's admin-only
 // attempt is refused, and nobody opens another tenant's pages by URL.
 import pg from 'pg';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startApp, type AppProcess } from '../support/app-process.js';
-import { launchBrowser } from '../support/browser.js';
+import type { AppProcess } from '../support/app-process.js';
+import { newPage, signUpInBrowser, startBrowserSuite, type BrowserSuite } from '../support/browser-suite.js';
 
+let suite: BrowserSuite;
 let app: AppProcess;
-let browser: Browser;
 let db: pg.Client;
 const screenshots = 'test-results/screenshots';
 
 beforeAll(async () => {
-  app = await startApp();
-  browser = await launchBrowser();
-  db = new pg.Client({ connectionString: app.env.DATABASE_URL });
-  await db.connect();
+  suite = await startBrowserSuite();
+  ({ app, db } = suite);
 }, 300_000);
-afterAll(async () => {
-  await db?.end();
-  await browser?.close();
-  await app?.stop();
-});
-
-async function signUp(context: BrowserContext, email: string, path = '/sign-up'): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(`${app.url}${path}`);
-  await page.fill('input[name=email]', email);
-  await page.fill('input[name=password]', 'correct horse battery');
-  await page.click('button[type=submit]');
-  return page;
-}
+afterAll(async () => suite?.stop());
 
 async function createWorkspace(page: Page, name: string): Promise<string> {
   await page.goto(`${app.url}/workspaces`);
@@ -43,10 +28,7 @@ async function createWorkspace(page: Page, name: string): Promise<string> {
 }
 
 test('invite by e-mail, accept from the link, change role, remove', { timeout: 120_000 }, async () => {
-  const ownerContext = await browser.newContext();
-  ownerContext.setDefaultTimeout(15_000);
-  const owner = await signUp(ownerContext, 'owner@example.com');
-  await owner.waitForURL('**/workspaces');
+  const owner = await signUpInBrowser(suite, 'owner@example.com');
   const slug = await createWorkspace(owner, 'Lovelace Labs');
 
   await owner.goto(`${app.url}/w/${slug}/members`);
@@ -66,9 +48,7 @@ test('invite by e-mail, accept from the link, change role, remove', { timeout: 1
   expect(link.startsWith(app.url)).toBe(true);
 
   // The invitee is signed out: the link leads through sign-up and back to the invitation.
-  const graceContext = await browser.newContext();
-  graceContext.setDefaultTimeout(15_000);
-  const grace = await graceContext.newPage();
+  const grace = await newPage(suite.browser);
   await grace.goto(link);
   await grace.click('text=Create an account');
   await grace.fill('input[name=email]', 'grace@example.com');
@@ -119,13 +99,9 @@ test(
   'a member cannot act as an admin, and nobody opens another tenant by URL',
   { timeout: 120_000 },
   async () => {
-    const aContext = await browser.newContext();
-    const a = await signUp(aContext, 'alice@example.com');
-    await a.waitForURL('**/workspaces');
+    const a = await signUpInBrowser(suite, 'alice@example.com');
     const slugA = await createWorkspace(a, 'Alice Co');
-    const bContext = await browser.newContext();
-    const b = await signUp(bContext, 'bob@example.com');
-    await b.waitForURL('**/workspaces');
+    const b = await signUpInBrowser(suite, 'bob@example.com');
     const slugB = await createWorkspace(b, 'Bob Co');
 
     // Bob is not in Alice Co: its pages do not exist for him.
@@ -168,10 +144,7 @@ test(
 );
 
 test('expired, revoked and wrong-account links say so on the page', { timeout: 120_000 }, async () => {
-  const ownerContext = await browser.newContext();
-  ownerContext.setDefaultTimeout(15_000);
-  const owner = await signUp(ownerContext, 'links-owner@example.com');
-  await owner.waitForURL('**/workspaces');
+  const owner = await signUpInBrowser(suite, 'links-owner@example.com');
   const slug = await createWorkspace(owner, 'Link Checks');
   const invite = async (email: string) => {
     await owner.goto(`${app.url}/w/${slug}/members`);
@@ -184,10 +157,7 @@ test('expired, revoked and wrong-account links say so on the page', { timeout: 1
     );
     return /(https?:\/\/\S+\/invitations\/accept\?token=\w+)/.exec(mail.rows[0]!.text_body)![1]!;
   };
-  const visitorContext = await browser.newContext();
-  visitorContext.setDefaultTimeout(15_000);
-  const late = await signUp(visitorContext, 'late@example.com');
-  await late.waitForURL('**/workspaces');
+  const late = await signUpInBrowser(suite, 'late@example.com');
   const tryLink = async (link: string, expected: string) => {
     await late.goto(link);
     await late.click('text=Accept invitation');

@@ -5,38 +5,22 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startApp, type AppProcess } from '../support/app-process.js';
-import { launchBrowser } from '../support/browser.js';
+import type { AppProcess } from '../support/app-process.js';
+import { signUpInBrowser, startBrowserSuite, type BrowserSuite } from '../support/browser-suite.js';
 
+let suite: BrowserSuite;
 let app: AppProcess;
-let browser: Browser;
 let db: pg.Client;
 
 beforeAll(async () => {
-  app = await startApp();
-  browser = await launchBrowser();
-  db = new pg.Client({ connectionString: app.env.DATABASE_URL });
-  await db.connect();
+  suite = await startBrowserSuite();
+  ({ app, db } = suite);
 }, 300_000);
-afterAll(async () => {
-  await db?.end();
-  await browser?.close();
-  await app?.stop();
-});
+afterAll(async () => suite?.stop());
 
-async function signedIn(email: string): Promise<Page> {
-  const context = await browser.newContext();
-  context.setDefaultTimeout(15_000);
-  const page = await context.newPage();
-  await page.goto(`${app.url}/sign-up`);
-  await page.fill('input[name=email]', email);
-  await page.fill('input[name=password]', 'correct horse battery');
-  await page.click('button[type=submit]');
-  await page.waitForURL('**/workspaces');
-  return page;
-}
+const signedIn = (email: string): Promise<Page> => signUpInBrowser(suite, email);
 
 test('profile and notification preferences are saved and reloaded', { timeout: 120_000 }, async () => {
   const page = await signedIn('prefs@example.com');
