@@ -5,34 +5,11 @@
 import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { asUser, refusalMessage } from '@/app/lib/db';
+import { runAction } from '@/app/lib/actions';
 import { currentUser } from '@/app/lib/session';
 
 const uuid = z.uuid();
 const role = z.enum(['viewer', 'member', 'admin', 'owner']);
-
-async function act(
-  back: string,
-  form: FormData,
-  schema: z.ZodType,
-  sql: (input: never) => [string, unknown[]],
-  done: string,
-) {
-  const user = await currentUser();
-  if (!user) redirect(`/sign-in?next=${encodeURIComponent(back)}`);
-  const input = schema.safeParse(Object.fromEntries(form));
-  if (!input.success)
-    redirect(`${back}?error=${encodeURIComponent(input.error.issues[0]?.message ?? 'Invalid input')}`);
-  let message = done;
-  let failed = false;
-  try {
-    const [text, values] = sql(input.data as never);
-    await asUser(user, (tx) => tx.query(text, values));
-  } catch (error) {
-    failed = true;
-    message = refusalMessage(error);
-  }
-  redirect(`${back}?${failed ? 'error' : 'notice'}=${encodeURIComponent(message)}`);
-}
 
 const back = (slug: string) => `/w/${encodeURIComponent(slug)}/members`;
 const slugField = z.string().regex(/^[a-z0-9-]{1,48}$/);
@@ -48,63 +25,42 @@ export async function inviteAction(form: FormData) {
     role,
   });
   const slug = String(form.get('slug') ?? '');
-  await act(
-    back(slug),
-    form,
-    schema,
-    (i: z.infer<typeof schema>) => [
-      'select public.invite_member($1, $2, $3)',
-      [i.workspace_id, i.email, i.role],
-    ],
-    'Invitation sent',
-  );
+  await runAction(back(slug), form, schema, async (tx, i) => {
+    await tx.query('select public.invite_member($1, $2, $3)', [i.workspace_id, i.email, i.role]);
+    return { notice: 'Invitation sent' };
+  });
 }
 
 export async function resendInvitationAction(form: FormData) {
   const schema = z.object({ slug: slugField, invitation_id: uuid });
-  await act(
-    back(String(form.get('slug') ?? '')),
-    form,
-    schema,
-    (i: z.infer<typeof schema>) => ['select public.resend_invitation($1)', [i.invitation_id]],
-    'Invitation sent again with a new link',
-  );
+  await runAction(back(String(form.get('slug') ?? '')), form, schema, async (tx, i) => {
+    await tx.query('select public.resend_invitation($1)', [i.invitation_id]);
+    return { notice: 'Invitation sent again with a new link' };
+  });
 }
 
 export async function revokeInvitationAction(form: FormData) {
   const schema = z.object({ slug: slugField, invitation_id: uuid });
-  await act(
-    back(String(form.get('slug') ?? '')),
-    form,
-    schema,
-    (i: z.infer<typeof schema>) => ['select public.revoke_invitation($1)', [i.invitation_id]],
-    'Invitation revoked',
-  );
+  await runAction(back(String(form.get('slug') ?? '')), form, schema, async (tx, i) => {
+    await tx.query('select public.revoke_invitation($1)', [i.invitation_id]);
+    return { notice: 'Invitation revoked' };
+  });
 }
 
 export async function changeRoleAction(form: FormData) {
   const schema = z.object({ slug: slugField, workspace_id: uuid, user_id: uuid, role });
-  await act(
-    back(String(form.get('slug') ?? '')),
-    form,
-    schema,
-    (i: z.infer<typeof schema>) => [
-      'select public.update_member_role($1, $2, $3)',
-      [i.workspace_id, i.user_id, i.role],
-    ],
-    'Role changed',
-  );
+  await runAction(back(String(form.get('slug') ?? '')), form, schema, async (tx, i) => {
+    await tx.query('select public.update_member_role($1, $2, $3)', [i.workspace_id, i.user_id, i.role]);
+    return { notice: 'Role changed' };
+  });
 }
 
 export async function removeMemberAction(form: FormData) {
   const schema = z.object({ slug: slugField, workspace_id: uuid, user_id: uuid });
-  await act(
-    back(String(form.get('slug') ?? '')),
-    form,
-    schema,
-    (i: z.infer<typeof schema>) => ['select public.remove_member($1, $2)', [i.workspace_id, i.user_id]],
-    'Member removed',
-  );
+  await runAction(back(String(form.get('slug') ?? '')), form, schema, async (tx, i) => {
+    await tx.query('select public.remove_member($1, $2)', [i.workspace_id, i.user_id]);
+    return { notice: 'Member removed' };
+  });
 }
 
 export async function leaveWorkspaceAction(form: FormData) {

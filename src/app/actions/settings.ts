@@ -4,32 +4,8 @@
 // decides who may change what) and returns to its page with a notice or a clear refusal.
 import { redirect } from 'next/navigation';
 import { z } from 'zod';
-import { asUser, refusalMessage } from '@/app/lib/db';
+import { runAction as run } from '@/app/lib/actions';
 import { currentUser, services } from '@/app/lib/session';
-import type { Tx } from '@/server/db/transactions';
-
-type Outcome = { notice: string } | { redirectTo: string };
-
-async function run<S extends z.ZodType>(
-  back: string,
-  form: FormData,
-  schema: S,
-  work: (tx: Tx, input: z.infer<S>) => Promise<Outcome>,
-): Promise<never> {
-  const user = await currentUser();
-  if (!user) redirect(`/sign-in?next=${encodeURIComponent(back)}`);
-  const input = schema.safeParse(Object.fromEntries(form));
-  if (!input.success)
-    redirect(`${back}?error=${encodeURIComponent(input.error.issues[0]?.message ?? 'Invalid input')}`);
-  let outcome: Outcome;
-  try {
-    outcome = await asUser(user, (tx) => work(tx, input.data));
-  } catch (error) {
-    redirect(`${back}?error=${encodeURIComponent(refusalMessage(error))}`);
-  }
-  if ('redirectTo' in outcome) redirect(outcome.redirectTo);
-  redirect(`${back}?notice=${encodeURIComponent(outcome.notice)}`);
-}
 
 const slug = z.string().regex(/^[a-z0-9-]{1,48}$/);
 const workspaceFields = { slug, workspace_id: z.uuid() };

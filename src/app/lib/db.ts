@@ -2,7 +2,8 @@
 // row-level security, and of turning database refusals into messages a person can act on.
 import { withRls, type Tx } from '@/server/db/transactions';
 import { getRuntime } from '@/server/runtime';
-import type { SignedIn } from '@/app/lib/session';
+import { notFound } from 'next/navigation';
+import { requireUser, type SignedIn } from '@/app/lib/session';
 
 export function asUser<T>(user: SignedIn, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return withRls(getRuntime().pool, user.claims, fn);
@@ -39,4 +40,19 @@ export async function workspaceBySlug(user: SignedIn, slug: string): Promise<Wor
     );
     return r.rows[0] ?? null;
   });
+}
+
+/**
+ * For a workspace page: the signed-in user (else a redirect to sign in) and the workspace named by
+ * the URL, or the not-found page when it does not exist or the user is not in it.
+ */
+export async function requireWorkspace(
+  params: Promise<{ slug: string }>,
+  tab = '',
+): Promise<{ user: SignedIn; workspace: WorkspaceAccess }> {
+  const { slug } = await params;
+  const user = await requireUser(`/w/${slug}${tab}`);
+  const workspace = await workspaceBySlug(user, slug);
+  if (!workspace) notFound();
+  return { user, workspace };
 }

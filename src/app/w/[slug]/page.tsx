@@ -1,10 +1,8 @@
 // A workspace's dashboard: its projects and its activity feed. Only members see it; for anyone
 // else the workspace does not exist.
-import { notFound } from 'next/navigation';
 import { deleteProjectAction, updateProjectAction } from '@/app/actions/settings';
 import { createProjectAction } from '@/app/actions/workspaces';
-import { asUser, workspaceBySlug } from '@/app/lib/db';
-import { requireUser } from '@/app/lib/session';
+import { asUser, requireWorkspace } from '@/app/lib/db';
 import { Flash } from '@/app/w/[slug]/flash';
 import { WorkspaceNav } from '@/app/w/[slug]/nav';
 
@@ -17,10 +15,7 @@ export default async function WorkspacePage({
   params: Promise<{ slug: string }>;
   searchParams: Promise<Record<string, string | undefined>>;
 }) {
-  const { slug } = await params;
-  const user = await requireUser(`/w/${slug}`);
-  const workspace = await workspaceBySlug(user, slug);
-  if (!workspace) notFound();
+  const { user, workspace } = await requireWorkspace(params);
   const { projects, activity } = await asUser(user, async (tx) => ({
     projects: (
       await tx.query<{ id: string; name: string }>(

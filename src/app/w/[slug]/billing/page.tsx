@@ -1,9 +1,7 @@
 // The workspace's plan and billing state, readable by every member. Checkout and the customer
 // portal open from here for owners once billing is configured.
-import { notFound } from 'next/navigation';
 import { openPortalAction, startCheckoutAction } from '@/app/actions/billing';
-import { asUser, workspaceBySlug } from '@/app/lib/db';
-import { requireUser } from '@/app/lib/session';
+import { asUser, requireWorkspace } from '@/app/lib/db';
 import { getRuntime } from '@/server/runtime';
 import { Flash } from '@/app/w/[slug]/flash';
 import { WorkspaceNav } from '@/app/w/[slug]/nav';
@@ -18,10 +16,7 @@ export default async function BillingPage({
   params: Promise<{ slug: string }>;
   searchParams: Promise<Record<string, string | undefined>>;
 }) {
-  const { slug } = await params;
-  const user = await requireUser(`/w/${slug}/billing`);
-  const workspace = await workspaceBySlug(user, slug);
-  if (!workspace) notFound();
+  const { user, workspace } = await requireWorkspace(params, '/billing');
   const subscription = await asUser(user, async (tx) => {
     const r = await tx.query<{
       plan: string;

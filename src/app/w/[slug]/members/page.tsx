@@ -1,6 +1,5 @@
 // Members and invitations of a workspace. Everyone sees the members; admins and owners also get
 // the role, remove and invitation controls (the database decides whether each change is allowed).
-import { notFound } from 'next/navigation';
 import {
   changeRoleAction,
   inviteAction,
@@ -9,8 +8,7 @@ import {
   resendInvitationAction,
   revokeInvitationAction,
 } from '@/app/actions/members';
-import { asUser, workspaceBySlug } from '@/app/lib/db';
-import { requireUser } from '@/app/lib/session';
+import { asUser, requireWorkspace } from '@/app/lib/db';
 import { Flash } from '@/app/w/[slug]/flash';
 import { WorkspaceNav } from '@/app/w/[slug]/nav';
 
@@ -25,10 +23,7 @@ export default async function MembersPage({
   params: Promise<{ slug: string }>;
   searchParams: Promise<Record<string, string | undefined>>;
 }) {
-  const { slug } = await params;
-  const user = await requireUser(`/w/${slug}/members`);
-  const workspace = await workspaceBySlug(user, slug);
-  if (!workspace) notFound();
+  const { user, workspace } = await requireWorkspace(params, '/members');
   const manage = workspace.role === 'admin' || workspace.role === 'owner';
   const { members, invitations } = await asUser(user, async (tx) => ({
     members: (

@@ -1,8 +1,6 @@
 // Workspace settings: name and slug (admins and owners), and deletion (owners, with confirmation).
-import { notFound } from 'next/navigation';
 import { deleteWorkspaceAction, renameWorkspaceAction } from '@/app/actions/settings';
-import { workspaceBySlug } from '@/app/lib/db';
-import { requireUser } from '@/app/lib/session';
+import { requireWorkspace } from '@/app/lib/db';
 import { Flash } from '@/app/w/[slug]/flash';
 import { WorkspaceNav } from '@/app/w/[slug]/nav';
 
@@ -16,10 +14,7 @@ export default async function SettingsPage({
   params: Promise<{ slug: string }>;
   searchParams: Promise<Record<string, string | undefined>>;
 }) {
-  const { slug } = await params;
-  const user = await requireUser(`/w/${slug}/settings`);
-  const workspace = await workspaceBySlug(user, slug);
-  if (!workspace) notFound();
+  const { workspace } = await requireWorkspace(params, '/settings');
   const canEdit = workspace.role === 'admin' || workspace.role === 'owner';
   return (
     <>
