@@ -59,6 +59,32 @@ export interface Config {
   /** billing is optional: unset = the app runs fully and says billing is not configured */
   stripeSecretKey: string | undefined;
   stripeApiBase: string | undefined;
+  database: DatabaseLimits;
+  dataApi: DataApiLimits;
+}
+
+/** How the service uses its PostgreSQL connections. */
+export interface DatabaseLimits {
+  /** connections in the pool, shared by every API and the web app */
+  poolMax: number;
+  /** a statement run for a caller (under row-level security) is cancelled after this long */
+  statementTimeoutMs: number;
+  /** a connection idle inside a transaction for this long is closed by PostgreSQL */
+  idleInTransactionTimeoutMs: number;
+}
+
+/** What one data-API request may cost: rows, bytes, filter inputs, connections held at once. */
+export interface DataApiLimits {
+  /** rows per response and per embedded array (PostgREST's db-max-rows) */
+  maxRows: number;
+  /** bytes of JSON in one response body */
+  maxResponseBytes: number;
+  /** requests one caller (user, or address when anonymous) runs at once; the rest wait their turn */
+  callerConcurrency: number;
+  /** characters in one like/ilike pattern */
+  maxPatternLength: number;
+  /** conditions in one request's filters, counting every term of or/and trees */
+  maxFilterTerms: number;
 }
 
 /** Secrets that production must be given explicitly, in the order they are reported when missing. */
@@ -145,6 +171,14 @@ const envSchema = z.object({
       }
     }, 'must be an IANA time zone such as UTC or Europe/Paris')
     .default('UTC'),
+  DB_POOL_MAX: positiveInt.max(1000).default(20),
+  STATEMENT_TIMEOUT_MS: positiveInt.max(3_600_000).default(8000),
+  IDLE_IN_TRANSACTION_TIMEOUT_MS: positiveInt.max(3_600_000).default(30_000),
+  DATA_API_MAX_ROWS: positiveInt.max(1_000_000).default(1000),
+  DATA_API_MAX_RESPONSE_BYTES: positiveInt.max(256 * 1024 * 1024).default(16 * 1024 * 1024),
+  DATA_API_CALLER_CONCURRENCY: positiveInt.max(1000).default(4),
+  DATA_API_MAX_PATTERN_LENGTH: positiveInt.max(100_000).default(256),
+  DATA_API_MAX_FILTER_TERMS: positiveInt.max(10_000).default(64),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -262,5 +296,17 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     billingGraceDays: e.BILLING_GRACE_DAYS,
     stripeSecretKey: e.STRIPE_SECRET_KEY,
     stripeApiBase: e.STRIPE_API_BASE,
+    database: {
+      poolMax: e.DB_POOL_MAX,
+      statementTimeoutMs: e.STATEMENT_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: e.IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
+    dataApi: {
+      maxRows: e.DATA_API_MAX_ROWS,
+      maxResponseBytes: e.DATA_API_MAX_RESPONSE_BYTES,
+      callerConcurrency: e.DATA_API_CALLER_CONCURRENCY,
+      maxPatternLength: e.DATA_API_MAX_PATTERN_LENGTH,
+      maxFilterTerms: e.DATA_API_MAX_FILTER_TERMS,
+    },
   };
 }

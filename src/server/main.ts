@@ -8,7 +8,7 @@ import { syncEntitlements } from './billing/entitlements.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
-import { createPool } from './db/pool.js';
+import { createPool, poolOptionsFrom } from './db/pool.js';
 import { createLogger } from './logger.js';
 import { createPlatform, isPlatformPath } from './platform.js';
 import { FREQUENCIES, SCHEDULES } from './digest/frequency.js';
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   // Before the database: a build needs none, and a failed build then leaves nothing running.
   await ensureWebBuild();
   const database = await openDatabase(config);
-  const pool = createPool(database.url);
+  const pool = createPool(database.url, poolOptionsFrom(config.database));
   releaseDatabase = async () => {
     await pool.end();
     await database.stop();

@@ -53,6 +53,14 @@ async function databaseReady(pool: Pool): Promise<boolean> {
   return Promise.race([probe, timeout]);
 }
 
+/**
+ * The data API may hold all but a quarter of the pool (at least two connections) at once, so
+ * sign-ins, token refreshes and pages always find a connection however busy the data API is.
+ */
+export function dataApiConnections(poolMax: number): number {
+  return Math.max(1, poolMax - Math.max(2, Math.floor(poolMax / 4)));
+}
+
 export function createPlatform({ config, pool, logger }: PlatformDeps) {
   const signer = createTokenSigner(config.jwtSecret, config.jwtIssuer, config.accessTokenTtlSeconds);
   const identity = new IdentityService({
@@ -142,7 +150,19 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
   );
 
   const schemaCache = new SchemaCache(pool, logger);
-  app.route('/rest/v1', dataApiRoutes({ pool, schemaCache, keys, signer, logger }));
+  app.route(
+    '/rest/v1',
+    dataApiRoutes({
+      pool,
+      schemaCache,
+      keys,
+      signer,
+      logger,
+      limits: config.dataApi,
+      connections: dataApiConnections(config.database.poolMax),
+      trustProxy: config.trustProxy,
+    }),
+  );
 
   app.route(
     '/api/billing',

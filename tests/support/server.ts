@@ -9,7 +9,7 @@ import { inject } from 'vitest';
 import { createClient, type SupabaseClient } from '@supabase/supabase-js';
 import ws from 'ws';
 import { loadConfig, type Config } from '../../src/server/config.js';
-import { createPool, type Pool } from '../../src/server/db/pool.js';
+import { createPool, poolOptionsFrom, type Pool } from '../../src/server/db/pool.js';
 import { createLogger } from '../../src/server/logger.js';
 import { createPlatform } from '../../src/server/platform.js';
 
@@ -57,9 +57,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     AUTH_AUTOCONFIRM: 'true',
     PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DB_POOL_MAX: '10',
     ...env,
   });
-  const pool = createPool(databaseUrl, { max: 10 });
+  const pool = createPool(databaseUrl, poolOptionsFrom(config.database));
   const { app } = createPlatform({
     config,
     pool,

@@ -4,7 +4,7 @@
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
-import { createPool, type Pool } from '../db/pool.js';
+import { createPool, poolOptionsFrom, type Pool } from '../db/pool.js';
 import { createLogger, type Logger } from '../logger.js';
 
 export interface CommandContext {
@@ -27,7 +27,7 @@ export async function bootstrapCommand(): Promise<CommandContext> {
   }
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
   const database = await openDatabase(config);
-  const pool = createPool(database.url, { max: 4 });
+  const pool = createPool(database.url, { ...poolOptionsFrom(config.database), max: 4 });
   await migrate(pool);
   return {
     config,

@@ -87,6 +87,19 @@ export function toHttpError(error: unknown, role: string): HttpError | null {
   });
 }
 
+/** PostgreSQL cancelled the statement because it ran longer than the statement timeout. */
+export function isStatementTimeout(error: unknown): boolean {
+  return isPgError(error) && error.code === '57014';
+}
+
+/** PostgREST answers a cancelled statement with its SQLSTATE; we add which limit it met. */
+export function statementTimedOut(): HttpError {
+  return new HttpError(500, 'canceling statement due to statement timeout', {
+    code: '57014',
+    hint: 'The request ran longer than STATEMENT_TIMEOUT_MS allows; filter or page to do less work',
+  });
+}
+
 /** The identity module reports token problems with its own codes; the data API speaks PGRST30x. */
 export function fromAuthError(error: HttpError): HttpError {
   if (error.code === 'invalid_api_key') {

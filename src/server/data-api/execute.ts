@@ -1,9 +1,9 @@
 // In charge of running a data-API request, and the only module that touches the database.
-// prepare() is pure: it plans the request against a schema and writes its one SQL statement;
-// execute() runs that statement in one withRls transaction as the caller (read-only for
-// GET/HEAD) and hands the single result row to response.ts.
-import type { Pool } from '../db/pool.js';
-import { withRls, type Claims } from '../db/transactions.js';
+// prepare() is pure: it plans the request against a schema, within the request limits, and
+// writes its one SQL statement; execute() runs that statement in one withRls transaction as the
+// caller (read-only for GET/HEAD) and hands the single result row to response.ts.
+import { statementTimeoutOf, type Pool } from '../db/pool.js';
+import { withReadTimeout, withRls, type Claims } from '../db/transactions.js';
 import { HttpError } from '../http/errors.js';
 import {
   findTable,
@@ -15,6 +15,7 @@ import {
   resultTable,
   type ReadPlan,
 } from './plan.js';
+import { capEmbeds, capRead, checkFilterInputs, responseTooLarge, type RequestLimits } from './limits.js';
 import type { ApiRequest } from './request.js';
 import { expectsOne, notOneRow, type ResultRow, type ResultShape } from './response.js';
 import type { Schema } from './schema-cache.js';
@@ -34,53 +35,92 @@ export interface Prepared {
   shape: ResultShape;
   /** Accept: application/vnd.pgrst.object+json: any other row count undoes the transaction */
   expectOne?: boolean;
+  /** the body limit the statement measures against, when it was given one */
+  maxBodyBytes?: number;
 }
 
+/** No bounds: what the SQL writer's own tests plan with. The service always passes its limits. */
+const UNBOUNDED: RequestLimits = {
+  maxRows: Number.POSITIVE_INFINITY,
+  maxResponseBytes: Number.POSITIVE_INFINITY,
+  maxPatternLength: Number.POSITIVE_INFINITY,
+  maxFilterTerms: Number.POSITIVE_INFINITY,
+};
+
 /** Plans the request against `schema` and writes its SQL. Throws HttpError for anything invalid. */
-export function prepare(schema: Schema, request: ApiRequest, body: unknown): Prepared {
-  const prepared = prepareStatement(schema, request, body);
+export function prepare(
+  schema: Schema,
+  request: ApiRequest,
+  body: unknown,
+  limits: RequestLimits = UNBOUNDED,
+): Prepared {
+  checkFilterInputs(request, limits);
+  const prepared = prepareStatement(schema, request, body, new Bounds(limits));
   return expectsOne(request, prepared.shape) ? { ...prepared, expectOne: true } : prepared;
 }
 
-function prepareStatement(schema: Schema, request: ApiRequest, body: unknown): Prepared {
+/** The limits as the planner applies them: finite ones only. */
+class Bounds {
+  readonly body: { maxBodyBytes?: number };
+  constructor(private readonly limits: RequestLimits) {
+    this.body = Number.isFinite(limits.maxResponseBytes) ? { maxBodyBytes: limits.maxResponseBytes } : {};
+  }
+  read(plan: ReadPlan): ReadPlan {
+    return Number.isFinite(this.limits.maxRows) ? capRead(plan, this.limits.maxRows) : plan;
+  }
+  items(items: ReadPlan['items']): ReadPlan['items'] {
+    return Number.isFinite(this.limits.maxRows) ? capEmbeds(items, this.limits.maxRows) : items;
+  }
+}
+
+function prepareStatement(schema: Schema, request: ApiRequest, body: unknown, bounds: Bounds): Prepared {
   const readOnly = request.method === 'GET' || request.method === 'HEAD';
   const counted = request.prefer.count !== undefined;
-  const options = { single: request.single, representation: request.prefer.return === 'representation' };
+  const options = {
+    single: request.single,
+    representation: request.prefer.return === 'representation',
+    ...bounds.body,
+  };
+  const guarded = { ...bounds.body };
 
-  if (request.target.kind === 'rpc') return prepareCall(schema, request, body, readOnly, counted);
+  if (request.target.kind === 'rpc') return prepareCall(schema, request, body, readOnly, counted, bounds);
 
   const table = findTable(schema, request.target.name);
   switch (request.method) {
     case 'GET':
     case 'HEAD': {
-      const query = readQuery(planRead(schema, request, table), { single: request.single, count: counted });
-      return { query, readOnly, shape: { kind: 'rows', counted } };
+      const plan = bounds.read(planRead(schema, request, table));
+      const query = readQuery(plan, { single: request.single, count: counted, ...bounds.body });
+      return { query, readOnly, shape: { kind: 'rows', counted }, ...guarded };
     }
     case 'POST': {
       const plan = planInsert(request, table, body);
-      const items = planRead(schema, { ...request, filters: [] }, table).items;
+      const items = bounds.items(planRead(schema, { ...request, filters: [] }, table).items);
       return {
         query: insertQuery(plan, items, options),
         readOnly,
         shape: { kind: 'write', created: true, merge: plan.conflict?.action === 'merge' },
+        ...guarded,
       };
     }
     case 'PATCH': {
       const plan = planUpdate(request, table, body);
       const read = planRead(schema, request, table);
       return {
-        query: updateQuery(plan, read.where, read.items, options),
+        query: updateQuery(plan, read.where, bounds.items(read.items), options),
         readOnly,
         shape: { kind: 'write', created: false },
+        ...guarded,
       };
     }
     case 'DELETE': {
       requireFilters(request, 'DELETE');
       const read = planRead(schema, request, table);
       return {
-        query: deleteQuery(table.name, read.where, read.items, options),
+        query: deleteQuery(table.name, read.where, bounds.items(read.items), options),
         readOnly,
         shape: { kind: 'write', created: false },
+        ...guarded,
       };
     }
   }
@@ -92,7 +132,9 @@ function prepareCall(
   body: unknown,
   readOnly: boolean,
   counted: boolean,
+  bounds: Bounds,
 ): Prepared {
+  const guarded = { ...bounds.body };
   let provided: Map<string, unknown>;
   if (readOnly) {
     provided = new Map(request.rpcQueryArgs);
@@ -114,12 +156,12 @@ function prepareCall(
 
   if (fn.returnsSet && fn.returnColumns) {
     const columns = resultTable(fn, schema);
-    const plan: ReadPlan = {
+    const plan: ReadPlan = bounds.read({
       ...planRead(schema, request, columns),
       source: { kind: 'function', call, columns },
-    };
-    const query = readQuery(plan, { single: request.single, count: counted });
-    return { query, readOnly, shape: { kind: 'rows', counted } };
+    });
+    const query = readQuery(plan, { single: request.single, count: counted, ...bounds.body });
+    return { query, readOnly, shape: { kind: 'rows', counted }, ...guarded };
   }
   if (request.filters.length > 0 || request.order.length > 0) {
     throw new HttpError(400, `public.${fn.name} does not return rows, so it cannot be filtered or ordered`, {
@@ -127,19 +169,41 @@ function prepareCall(
     });
   }
   if (fn.returnsSet)
-    return { query: scalarSetCallQuery(call), readOnly, shape: { kind: 'value', void: false } };
-  return { query: scalarCallQuery(call), readOnly, shape: { kind: 'value', void: fn.returnsVoid } };
+    return {
+      query: scalarSetCallQuery(call, bounds.body),
+      readOnly,
+      shape: { kind: 'value', void: false },
+      ...guarded,
+    };
+  return {
+    query: scalarCallQuery(call, bounds.body),
+    readOnly,
+    shape: { kind: 'value', void: fn.returnsVoid },
+    ...guarded,
+  };
 }
+
+/**
+ * How much longer than the statement timeout the driver waits for an answer before it gives up
+ * on the connection: the server cancels the statement first; this catches a connection that
+ * stopped answering at all.
+ */
+const READ_TIMEOUT_MARGIN_MS = 2000;
 
 /** Runs the prepared statement as the caller, in one transaction. */
 export async function execute(pool: Pool, claims: Claims, prepared: Prepared): Promise<ResultRow> {
   const { query, readOnly } = prepared;
+  const readTimeout = statementTimeoutOf(pool) + READ_TIMEOUT_MARGIN_MS;
   return withRls(
     pool,
     claims,
     async (tx) => {
-      const result = await tx.query<ResultRow>({ text: query.text, values: query.values });
+      const result = await tx.query<ResultRow>(withReadTimeout(query.text, readTimeout, query.values));
       const row = result.rows[0] ?? { body: null, rows: 0 };
+      // Checked before commit: a write whose answer is too large changes nothing.
+      if (prepared.maxBodyBytes !== undefined && row.body === null && Number(row.body_bytes) > 0) {
+        throw responseTooLarge(Number(row.body_bytes), prepared.maxBodyBytes);
+      }
       // Checked before commit: a .single() write that touched 0 or 2+ rows must change nothing.
       if (prepared.expectOne && row.rows !== 1) throw notOneRow(row.rows);
       return row;

@@ -54,8 +54,18 @@ export function syntaxError(message: string, details?: string): HttpError {
   return new HttpError(400, message, { code: 'PGRST100', details: details ?? null });
 }
 
+/** Characters no name may contain: PostgreSQL's protocol cannot carry NUL, and none belongs in a name. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+
 function identifier(raw: string, what: string): string {
   const name = raw.startsWith('"') && raw.endsWith('"') && raw.length >= 2 ? unquote(raw) : raw.trim();
+  if (CONTROL_CHARACTERS.test(name)) {
+    throw syntaxError(
+      `A ${what} name may not contain control characters`,
+      JSON.stringify(name).slice(0, 200),
+    );
+  }
   if (name === '' || name.length > 63 || (!raw.startsWith('"') && !IDENTIFIER.test(name))) {
     throw syntaxError(`"${raw}" is not a valid ${what} name`);
   }

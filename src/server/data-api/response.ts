@@ -14,6 +14,8 @@ export interface ResultRow {
   total?: string | number | null;
   /** for a merging upsert: how many of the rows were new */
   inserted?: number;
+  /** the body's size when the statement was asked to measure it (the body is NULL when too large) */
+  body_bytes?: number | null;
 }
 
 /** What the statement was, so the response can be shaped: rows read, rows written, or a value. */

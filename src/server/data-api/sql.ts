@@ -14,6 +14,8 @@ import type {
 export interface Query {
   text: string;
   values: unknown[];
+  /** the result's columns besides `body` (the JSON text every statement here answers) */
+  columns: string[];
 }
 
 class Params {
@@ -22,6 +24,35 @@ class Params {
     this.values.push(value);
     return `$${this.values.length}`;
   }
+}
+
+/** What every statement may be asked to bound. */
+export interface BodyLimit {
+  /** a body larger than this many bytes comes back as NULL, with its size in body_bytes */
+  maxBodyBytes?: number;
+}
+
+/**
+ * Assembles a statement from its CTEs and final select. With a body limit, the final select is
+ * materialized once and its body measured inside PostgreSQL: an oversized body is replaced by
+ * NULL, so the service never receives, buffers or parses it. (Data-modifying CTEs must stay at
+ * the top level, which is why the limit is a CTE rather than a wrapping subquery.)
+ */
+function finish(params: Params, ctes: string[], final: string, columns: string[], limit: BodyLimit): Query {
+  if (limit.maxBodyBytes === undefined) {
+    const head = ctes.length > 0 ? `with ${ctes.join(', ')} ` : '';
+    return { text: `${head}${final}`, values: params.values, columns };
+  }
+  const max = params.add(limit.maxBodyBytes);
+  const others = columns.map((c) => `, _out.${c}`).join('');
+  return {
+    text:
+      `with ${[...ctes, `_out as materialized (${final})`].join(', ')} ` +
+      `select case when octet_length(_out.body) > ${max}::int then null else _out.body end as body, ` +
+      `octet_length(_out.body) as body_bytes${others} from _out`,
+    values: params.values,
+    columns: [...columns, 'body_bytes'],
+  };
 }
 
 export function quoteIdent(name: string): string {
@@ -138,10 +169,10 @@ function innerEmbedConditions(alias: string, items: PlannedItem[], params: Param
 }
 
 /** The FROM item (aliased t0) and any CTE it needs. */
-function sourceSql(plan: ReadPlan, params: Params): { with: string; from: string } {
-  if (plan.source.kind === 'table') return { with: '', from: `${table(plan.source.table.name)} t0` };
+function sourceSql(plan: ReadPlan, params: Params): { ctes: string[]; from: string } {
+  if (plan.source.kind === 'table') return { ctes: [], from: `${table(plan.source.table.name)} t0` };
   // A CTE read twice (page and count) is evaluated once, so the function runs exactly once.
-  return { with: `with _src as (select * from ${callSql(plan.source.call, params)}) `, from: '_src t0' };
+  return { ctes: [`_src as (select * from ${callSql(plan.source.call, params)})`], from: '_src t0' };
 }
 
 export function callSql(call: FunctionCall, params: Params): string {
@@ -152,7 +183,7 @@ export function callSql(call: FunctionCall, params: Params): string {
 }
 
 /** The page as one JSON text, its row count, and (optionally) the total count without paging. */
-export function readQuery(plan: ReadPlan, options: { single: boolean; count: boolean }): Query {
+export function readQuery(plan: ReadPlan, options: { single: boolean; count: boolean } & BodyLimit): Query {
   const params = new Params();
   const source = sourceSql(plan, params);
   const inner = innerEmbedConditions('t0', plan.items, params);
@@ -162,10 +193,13 @@ export function readQuery(plan: ReadPlan, options: { single: boolean; count: boo
     `${orderClause('t0', plan.order)}${pagingClause(plan.limit, plan.offset, params)}`;
   const body = options.single ? `(json_agg(_r) -> 0)::text` : `coalesce(json_agg(_r), '[]')::text`;
   const total = options.count ? `, (select count(*) from ${source.from}${where})::bigint as total` : '';
-  return {
-    text: `${source.with}select ${body} as body, count(_r)::int as rows${total} from (${page}) _r`,
-    values: params.values,
-  };
+  return finish(
+    params,
+    source.ctes,
+    `select ${body} as body, count(_r)::int as rows${total} from (${page}) _r`,
+    options.count ? ['rows', 'total'] : ['rows'],
+    options,
+  );
 }
 
 function rowsSource(plan: WritePlan, params: Params): { from: string; value: (column: string) => string } {
@@ -199,6 +233,8 @@ function returningList(items: PlannedItem[], representation: boolean, prefix = '
   return `returning ${[...columns].map((c) => `${prefix}${quoteIdent(c)}`).join(', ')}`;
 }
 
+type WriteOptions = { single: boolean; representation: boolean } & BodyLimit;
+
 /** Name of the flag an upsert returns per row; no table column is likely to be called this. */
 const INSERTED_FLAG = '"__tenantry_inserted"';
 
@@ -220,11 +256,7 @@ function returning(
   );
 }
 
-export function insertQuery(
-  plan: WritePlan,
-  items: PlannedItem[],
-  options: { single: boolean; representation: boolean },
-): Query {
+export function insertQuery(plan: WritePlan, items: PlannedItem[], options: WriteOptions): Query {
   const params = new Params();
   const columns = plan.columns.map(quoteIdent).join(', ');
   let sql: string;
@@ -249,19 +281,20 @@ export function insertQuery(
   // xmax is 0 for a freshly inserted row and set for one the upsert updated: that tells a merge
   // that only updated (200) from one that created something (201).
   const flag = merge ? `, (xmax = 0) as ${INSERTED_FLAG}` : '';
-  return {
-    text:
-      `with _w as (${sql} ${returningList(items, options.representation)}${flag}) ` +
-      returning(items, params, options.single, options.representation, merge),
-    values: params.values,
-  };
+  return finish(
+    params,
+    [`_w as (${sql} ${returningList(items, options.representation)}${flag})`],
+    returning(items, params, options.single, options.representation, merge),
+    merge ? ['rows', 'inserted'] : ['rows'],
+    options,
+  );
 }
 
 export function updateQuery(
   plan: WritePlan,
   where: ResolvedFilter[],
   items: PlannedItem[],
-  options: { single: boolean; representation: boolean },
+  options: WriteOptions,
 ): Query {
   const params = new Params();
   const rowParam = params.add(JSON.stringify(plan.rows[0]));
@@ -270,39 +303,48 @@ export function updateQuery(
     `update ${table(plan.table.name)} t0 set ${sets} ` +
     `from json_populate_record(null::${table(plan.table.name)}, ${rowParam}::json) _p` +
     `${whereClause('t0', where, params)} ${returningList(items, options.representation, 't0.')}`;
-  return {
-    text: `with _w as (${sql}) ${returning(items, params, options.single, options.representation)}`,
-    values: params.values,
-  };
+  return finish(
+    params,
+    [`_w as (${sql})`],
+    returning(items, params, options.single, options.representation),
+    ['rows'],
+    options,
+  );
 }
 
 export function deleteQuery(
   tableName: string,
   where: ResolvedFilter[],
   items: PlannedItem[],
-  options: { single: boolean; representation: boolean },
+  options: WriteOptions,
 ): Query {
   const params = new Params();
   const sql =
     `delete from ${table(tableName)} t0${whereClause('t0', where, params)} ` +
     returningList(items, options.representation, 't0.');
-  return {
-    text: `with _w as (${sql}) ${returning(items, params, options.single, options.representation)}`,
-    values: params.values,
-  };
+  return finish(
+    params,
+    [`_w as (${sql})`],
+    returning(items, params, options.single, options.representation),
+    ['rows'],
+    options,
+  );
 }
 
 /** A call whose result is a single value (scalar, composite or void), as JSON text. */
-export function scalarCallQuery(call: FunctionCall): Query {
+export function scalarCallQuery(call: FunctionCall, limit: BodyLimit = {}): Query {
   const params = new Params();
-  return { text: `select to_json(${callSql(call, params)})::text as body`, values: params.values };
+  return finish(params, [], `select to_json(${callSql(call, params)})::text as body`, [], limit);
 }
 
 /** A set-returning function of scalars: its values as a JSON array. */
-export function scalarSetCallQuery(call: FunctionCall): Query {
+export function scalarSetCallQuery(call: FunctionCall, limit: BodyLimit = {}): Query {
   const params = new Params();
-  return {
-    text: `select coalesce(json_agg(_v), '[]')::text as body, count(*)::int as rows from ${callSql(call, params)} _v`,
-    values: params.values,
-  };
+  return finish(
+    params,
+    [],
+    `select coalesce(json_agg(_v), '[]')::text as body, count(*)::int as rows from ${callSql(call, params)} _v`,
+    ['rows'],
+    limit,
+  );
 }

@@ -1,7 +1,8 @@
 // In charge of the two ways code touches data: withRls (as the caller, under row-level security,
 // exactly as PostgREST does it) and withService (the narrow, RLS-bypassing path for trusted
 // server work such as the identity service itself). Both run one transaction per call.
-import type { Pool, PoolClient } from './pool.js';
+import type { QueryConfig } from 'pg';
+import { statementTimeoutOf, type Pool, type PoolClient } from './pool.js';
 
 /** The database roles a request can act as; anything else is refused before reaching SQL. */
 export const REQUEST_ROLES = ['anon', 'authenticated', 'service_role'] as const;
@@ -15,6 +16,23 @@ export interface Claims {
 
 export type Tx = PoolClient;
 
+/**
+ * How long a rollback may take before the connection is judged broken. A healthy connection
+ * rolls back in a millisecond; one whose protocol state a driver failure left undefined (a result
+ * it could not read, a query abandoned by its read timeout) never answers, and must be destroyed
+ * rather than returned to the pool or waited on.
+ */
+const ROLLBACK_TIMEOUT_MS = 1000;
+
+/**
+ * A query the driver gives up on after `ms` without an answer (pg's query_timeout, which its
+ * QueryConfig type does not list). The caller must then treat the connection as broken.
+ */
+export function withReadTimeout(text: string, ms: number, values?: unknown[]): QueryConfig {
+  const config: QueryConfig & { query_timeout: number } = { text, values, query_timeout: ms };
+  return config;
+}
+
 async function inTransaction<T>(
   pool: Pool,
   setup: (tx: Tx) => Promise<void>,
@@ -22,6 +40,12 @@ async function inTransaction<T>(
 ): Promise<T> {
   const tx = await pool.connect();
   let broken = false;
+  // The server may end a connection while it is checked out (idle-in-transaction timeout, an
+  // administrator, a restart); pg reports that as an 'error' event, which must not crash the process.
+  const onError = () => {
+    broken = true;
+  };
+  tx.on('error', onError);
   try {
     await tx.query('begin');
     await setup(tx);
@@ -30,12 +54,13 @@ async function inTransaction<T>(
     return result;
   } catch (error) {
     try {
-      await tx.query('rollback');
+      await tx.query(withReadTimeout('rollback', ROLLBACK_TIMEOUT_MS));
     } catch {
-      broken = true; // the connection itself failed; do not return it to the pool
+      broken = true; // the connection itself failed; destroy it instead of returning it to the pool
     }
     throw error;
   } finally {
+    tx.off('error', onError);
     tx.release(broken);
   }
 }
@@ -57,11 +82,17 @@ export function withRls<T>(
     pool,
     async (tx) => {
       // set_config('role', …, true) is SET LOCAL ROLE with the role as a parameter; a read-only
-      // transaction (reads over GET) refuses writes, as PostgREST's does.
+      // transaction (reads over GET) refuses writes, as PostgREST's does. The statement timeout
+      // rides in the same round trip and, being local, ends with the transaction.
       await tx.query(
         `select set_config('request.jwt.claims', $1, true), set_config('role', $2, true),
-                set_config('transaction_read_only', $3, true)`,
-        [JSON.stringify(claims), claims.role, options.readOnly ? 'on' : 'off'],
+                set_config('transaction_read_only', $3, true), set_config('statement_timeout', $4, true)`,
+        [
+          JSON.stringify(claims),
+          claims.role,
+          options.readOnly ? 'on' : 'off',
+          String(statementTimeoutOf(pool)),
+        ],
       );
     },
     fn,

@@ -1,0 +1,104 @@
+// The fair gate in front of the database: one caller cannot hold more than its share, the others
+// get the next free slot in turn, and a flood is refused instead of queued without end.
+import { describe, expect, test } from 'vitest';
+import { FairGate } from '../../src/server/http/fair-gate.js';
+
+interface Pending {
+  finish: () => void;
+}
+
+/** Starts a request that holds its slot until finished; records the order requests started in. */
+function start(gate: FairGate, caller: string, started: string[], label = caller) {
+  let finish!: () => void;
+  const held = new Promise<void>((resolve) => (finish = resolve));
+  const done = gate.run(caller, async () => {
+    started.push(label);
+    await held;
+  });
+  return { finish, done } satisfies Pending & { done: Promise<void> };
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe('FairGate', () => {
+  test('one caller runs at most perCaller requests at once; the rest wait', async () => {
+    const gate = new FairGate({ capacity: 10, perCaller: 2, maxWaitingPerCaller: 10, maxWaitMs: 5000 });
+    const started: string[] = [];
+    const requests = [1, 2, 3, 4].map((i) => start(gate, 'a', started, `a${i}`));
+    await tick();
+    expect(started).toEqual(['a1', 'a2']);
+    expect(gate.stats()).toEqual({ running: 2, waiting: 2 });
+    requests[0]!.finish();
+    await requests[0]!.done;
+    await tick();
+    expect(started).toEqual(['a1', 'a2', 'a3']);
+    for (const r of requests) r.finish();
+    await Promise.all(requests.map((r) => r.done));
+    expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  test('another caller is not queued behind a busy one', async () => {
+    const gate = new FairGate({ capacity: 10, perCaller: 2, maxWaitingPerCaller: 10, maxWaitMs: 5000 });
+    const started: string[] = [];
+    const busy = [1, 2, 3, 4, 5].map((i) => start(gate, 'busy', started, `busy${i}`));
+    const quiet = start(gate, 'quiet', started);
+    await tick();
+    expect(started).toContain('quiet');
+    quiet.finish();
+    await quiet.done;
+    for (const r of busy) r.finish();
+    await Promise.all(busy.map((r) => r.done));
+  });
+
+  test('when the whole gate is full, freed slots go to waiting callers in turn', async () => {
+    const gate = new FairGate({ capacity: 2, perCaller: 2, maxWaitingPerCaller: 10, maxWaitMs: 5000 });
+    const started: string[] = [];
+    const a = [1, 2, 3, 4].map((i) => start(gate, 'a', started, `a${i}`));
+    const b = [1, 2].map((i) => start(gate, 'b', started, `b${i}`));
+    await tick();
+    expect(started).toEqual(['a1', 'a2']);
+    a[0]!.finish();
+    await a[0]!.done;
+    await tick();
+    a[1]!.finish();
+    await a[1]!.done;
+    await tick();
+    // a had waited first, but b gets the second free slot: turns alternate.
+    expect(started).toEqual(['a1', 'a2', 'a3', 'b1']);
+    for (const r of [...a, ...b]) r.finish();
+    await Promise.all([...a, ...b].map((r) => r.done));
+    expect(started.sort()).toEqual(['a1', 'a2', 'a3', 'a4', 'b1', 'b2']);
+  });
+
+  test('a flood beyond the waiting room is refused at once with 429 and Retry-After', async () => {
+    const gate = new FairGate({ capacity: 10, perCaller: 1, maxWaitingPerCaller: 2, maxWaitMs: 5000 });
+    const started: string[] = [];
+    const held = [1, 2, 3].map((i) => start(gate, 'a', started, `a${i}`));
+    const refused = gate.run('a', async () => undefined);
+    await expect(refused).rejects.toMatchObject({ status: 429, code: 'TNTRY429' });
+    await expect(refused).rejects.toHaveProperty('headers.Retry-After', '1');
+    for (const r of held) r.finish();
+    await Promise.all(held.map((r) => r.done));
+  });
+
+  test('a request that cannot get a turn in time fails with 504 and leaves no trace', async () => {
+    const gate = new FairGate({ capacity: 1, perCaller: 1, maxWaitingPerCaller: 5, maxWaitMs: 30 });
+    const started: string[] = [];
+    const held = start(gate, 'a', started);
+    await expect(gate.run('b', async () => undefined)).rejects.toMatchObject({
+      status: 504,
+      code: 'PGRST003',
+    });
+    expect(gate.stats()).toEqual({ running: 1, waiting: 0 });
+    held.finish();
+    await held.done;
+    await expect(gate.run('b', async () => 'ran')).resolves.toBe('ran');
+  });
+
+  test('a failing request gives its slot back', async () => {
+    const gate = new FairGate({ capacity: 1, perCaller: 1, maxWaitingPerCaller: 5, maxWaitMs: 1000 });
+    await expect(gate.run('a', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
+    await expect(gate.run('a', async () => 'next')).resolves.toBe('next');
+  });
+});

@@ -1,0 +1,237 @@
+// What one data-API request may cost: statement timeout, idle-in-transaction timeout, rows per
+// response and per embed, response size, bounded filter inputs, control characters in names, and
+// a broken connection failing only its own request. Each limit is set low here so the hostile
+// request is cheap to make; the defaults are exercised by the hostile-neighbour test.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { withReadTimeout, withRls, withService } from '../../src/server/db/transactions.js';
+import pg from 'pg';
+import { call, createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
+import { signUp, workspace, type SignedIn } from '../support/workspaces.js';
+
+let server: TestServer;
+let owner: SignedIn;
+let ws: string;
+
+const PROJECTS = 30;
+const DESCRIPTION = 'd'.repeat(1000);
+
+beforeAll(async () => {
+  // A function that takes as long as it is told to, callable by signed-in users.
+  const databaseUrl = await createTestDatabase();
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  await admin.query(`
+    create function public.take_time(seconds float8) returns boolean language sql as
+      $$ select true from pg_sleep(seconds) $$;
+    grant execute on function public.take_time(float8) to authenticated`);
+  await admin.end();
+  server = await startTestServer({
+    DATABASE_URL: databaseUrl,
+    STATEMENT_TIMEOUT_MS: '400',
+    IDLE_IN_TRANSACTION_TIMEOUT_MS: '600',
+    DATA_API_MAX_ROWS: '10',
+    DATA_API_MAX_RESPONSE_BYTES: '100000',
+    DATA_API_MAX_PATTERN_LENGTH: '40',
+    DATA_API_MAX_FILTER_TERMS: '8',
+  });
+  owner = await signUp(server, 'limits');
+  ws = await workspace(server, owner, 'Limits');
+  const rows = Array.from({ length: PROJECTS }, (_, i) => ({
+    workspace_id: ws,
+    name: `p${String(i).padStart(2, '0')}`,
+    description: DESCRIPTION,
+  }));
+  const { error } = await owner.client.from('projects').insert(rows);
+  if (error) throw new Error(error.message);
+});
+afterAll(async () => server?.close());
+
+function get(path: string, headers: Record<string, string> = {}) {
+  return call(server, 'GET', `/rest/v1${path}`, {
+    headers: { authorization: `Bearer ${owner.accessToken}`, ...headers },
+  });
+}
+
+async function idleInTransaction(): Promise<number> {
+  const r = await server.pool.query<{ n: number }>(
+    `select count(*)::int as n from pg_stat_activity
+     where datname = current_database() and state like 'idle in transaction%'`,
+  );
+  return r.rows[0]!.n;
+}
+
+describe('time', () => {
+  test('a statement running longer than the timeout is cancelled: 500 57014, connection reused', async () => {
+    const res = await call(server, 'POST', '/rest/v1/rpc/take_time', {
+      body: { seconds: 5 },
+      headers: { authorization: `Bearer ${owner.accessToken}` },
+    });
+    expect(res.status).toBe(500);
+    expect(res.body).toMatchObject({
+      code: '57014',
+      message: 'canceling statement due to statement timeout',
+    });
+    expect(await idleInTransaction()).toBe(0);
+    const ok = await call(server, 'POST', '/rest/v1/rpc/take_time', {
+      body: { seconds: 0.01 },
+      headers: { authorization: `Bearer ${owner.accessToken}` },
+    });
+    expect(ok.status).toBe(200);
+  });
+
+  test('trusted server work is not bound by the callers’ statement timeout', async () => {
+    const slept = await withService(server.pool, async (tx) => {
+      const r = await tx.query<{ ok: boolean }>('select true as ok from pg_sleep(0.6)');
+      return r.rows[0]!.ok;
+    });
+    expect(slept).toBe(true);
+  });
+
+  test('a connection left idle inside a transaction is closed by the database', async () => {
+    const client = await server.pool.connect();
+    const ended: Error[] = [];
+    client.on('error', (error) => ended.push(error));
+    try {
+      const setting = await client.query<{ v: string }>(
+        `select current_setting('idle_in_transaction_session_timeout') as v`,
+      );
+      expect(setting.rows[0]!.v).toBe('600ms');
+      await client.query('begin');
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      await expect(client.query('select 1')).rejects.toThrow();
+      expect(ended.map((e) => (e as { code?: string }).code)).toContain('25P03');
+    } finally {
+      client.release(true);
+    }
+    expect(await idleInTransaction()).toBe(0);
+  });
+
+  test('a connection that stops answering fails its own request and is destroyed, not reused', async () => {
+    let stuckPid = 0;
+    await expect(
+      withRls(server.pool, { role: 'authenticated', sub: owner.id }, async (tx) => {
+        stuckPid = (await tx.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+        // The driver stops reading this connection, as after a result it could not parse.
+        (tx as unknown as { connection: { stream: { pause(): void } } }).connection.stream.pause();
+        return tx.query(withReadTimeout('select 1', 200));
+      }),
+    ).rejects.toThrow(/timeout/i);
+    // The backend went away with its transaction; nothing is left holding a connection.
+    const alive = await server.pool.query('select 1 from pg_stat_activity where pid = $1', [stuckPid]);
+    expect(alive.rowCount).toBe(0);
+    expect(await idleInTransaction()).toBe(0);
+  });
+});
+
+describe('rows', () => {
+  test('a response carries at most DATA_API_MAX_ROWS rows, and says how many there are', async () => {
+    const all = await get(`/projects?select=name&workspace_id=eq.${ws}&order=name`);
+    expect(all.status).toBe(200);
+    expect(all.body).toHaveLength(10);
+    const counted = await get(`/projects?select=name&workspace_id=eq.${ws}`, { prefer: 'count=exact' });
+    expect(counted.status).toBe(206);
+    expect(counted.headers.get('content-range')).toBe(`0-9/${PROJECTS}`);
+    const fewer = await get(`/projects?select=name&workspace_id=eq.${ws}&limit=3`);
+    expect(fewer.body).toHaveLength(3);
+    const more = await get(`/projects?select=name&workspace_id=eq.${ws}&limit=25`);
+    expect(more.body).toHaveLength(10);
+    const paged = await get(`/projects?select=name&workspace_id=eq.${ws}&order=name&offset=25&limit=25`);
+    expect((paged.body as unknown as { name: string }[]).map((p) => p.name)).toEqual([
+      'p25',
+      'p26',
+      'p27',
+      'p28',
+      'p29',
+    ]);
+  });
+
+  test('every embedded array, at any depth, is capped too', async () => {
+    const res = await get(`/workspaces?select=id,projects(id,workspaces(projects(id)))&id=eq.${ws}`);
+    expect(res.status).toBe(200);
+    const [row] = res.body as unknown as { projects: { workspaces: { projects: unknown[] } }[] }[];
+    expect(row!.projects).toHaveLength(10);
+    expect(row!.projects[0]!.workspaces.projects).toHaveLength(10);
+    const limited = await get(`/workspaces?select=id,projects(id)&id=eq.${ws}&projects.limit=50`);
+    expect((limited.body as unknown as { projects: unknown[] }[])[0]!.projects).toHaveLength(10);
+  });
+});
+
+describe('size', () => {
+  test('the nested self-embed that multiplied rows is refused with a clear error, not a hang', async () => {
+    const res = await get(
+      `/projects?select=d:description,w:workspaces(p:projects(d:description))&workspace_id=eq.${ws}`,
+    );
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'TNTRY413' });
+    expect(String((res.body as { message: string }).message)).toMatch(/limit is 100000/);
+    expect(await idleInTransaction()).toBe(0);
+    // The same connections go on serving.
+    expect((await get(`/projects?select=name&limit=1&workspace_id=eq.${ws}`)).status).toBe(200);
+  });
+
+  test('a write whose answer would be too large changes nothing', async () => {
+    const res = await call(
+      server,
+      'PATCH',
+      `/rest/v1/projects?workspace_id=eq.${ws}&select=name,workspaces(projects(description))`,
+      {
+        body: { description: 'changed' },
+        headers: { authorization: `Bearer ${owner.accessToken}`, prefer: 'return=representation' },
+      },
+    );
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'TNTRY413' });
+    const changed = await get(`/projects?select=name&workspace_id=eq.${ws}&description=eq.changed`);
+    expect(changed.body).toEqual([]);
+  });
+});
+
+describe('filter inputs', () => {
+  test('a pattern longer than the limit is refused, naming the limit', async () => {
+    const long = 'x'.repeat(41);
+    const res = await get(`/projects?description=like.*${long}*&workspace_id=eq.${ws}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'PGRST100' });
+    expect(JSON.stringify(res.body)).toContain('DATA_API_MAX_PATTERN_LENGTH');
+    const inOr = await get(`/projects?or=(name.eq.a,description.ilike.*${long}*)`);
+    expect(inOr.status).toBe(400);
+    const fine = await get(
+      `/projects?select=name&description=like.*${'d'.repeat(30)}*&workspace_id=eq.${ws}`,
+    );
+    expect(fine.status).toBe(200);
+  });
+
+  test('too many conditions, counting every or/and term, are refused, naming the limit', async () => {
+    const terms = Array.from({ length: 9 }, (_, i) => `name.eq.p${i}`).join(',');
+    const res = await get(`/projects?or=(${terms})`);
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain('DATA_API_MAX_FILTER_TERMS');
+    const nested = await get(`/projects?or=(name.eq.a,and(name.eq.b,or(${terms})))`);
+    expect(nested.status).toBe(400);
+    const eight = Array.from({ length: 8 }, (_, i) => `name.eq.p0${i}`).join(',');
+    const fine = await get(`/projects?select=name&or=(${eight})&order=name`);
+    expect(fine.status).toBe(200);
+    expect(fine.body).toHaveLength(8);
+  });
+});
+
+describe('control characters', () => {
+  test.each([
+    ['an alias', '/projects?select=%22a%00b%22:name'],
+    ['a column', '/projects?select=%22na%00me%22'],
+    ['a filter column', '/projects?%22na%01me%22=eq.x'],
+    ['an or term', '/projects?or=(%22na%00me%22.eq.x)'],
+    ['an order term', '/projects?order=%22na%1Fme%22'],
+    ['an embed', '/workspaces?select=%22proj%00ects%22(id)'],
+  ])('in %s: 400, and the database stays available', async (_what, path) => {
+    const res = await get(path);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'PGRST100' });
+    expect((await get(`/projects?select=name&limit=1&workspace_id=eq.${ws}`)).status).toBe(200);
+  });
+
+  test('a NUL inside a filter value is a 400, not an outage', async () => {
+    const res = await get('/projects?name=eq.a%00b');
+    expect(res.status).toBe(400);
+  });
+});
