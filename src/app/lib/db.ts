@@ -11,11 +11,25 @@ export function asUser<T>(user: SignedIn, fn: (tx: Tx) => Promise<T>): Promise<T
 
 /** A refusal from the database, phrased for the page (permission failures say so, never crash). */
 export function refusalMessage(error: unknown): string {
-  const e = error as { code?: string; message?: string };
+  const e = error as { code?: string; message?: string; detail?: string };
   if (e.code === '42501') return `Not allowed: ${e.message ?? 'your role does not permit this'}`;
   if (e.code === 'PT404') return 'Not found, or you do not have access to it';
+  if (e.code === 'PGRST')
+    return customRefusal(e.message, e.detail) ?? 'Something went wrong; nothing was changed. Try again.';
   if (typeof e.code === 'string' && /^(PT4\d\d|22|23|P0001)/.test(e.code) && e.message) return e.message;
   return 'Something went wrong; nothing was changed. Try again.';
+}
+
+/** A function's own PostgREST error (`raise sqlstate 'PGRST'`, e.g. a 429): its message when a 4xx. */
+function customRefusal(message = '', detail = ''): string | null {
+  try {
+    const body = JSON.parse(message) as { message?: unknown };
+    const { status } = JSON.parse(detail) as { status?: unknown };
+    const refusal = typeof status === 'number' && status >= 400 && status < 500;
+    return refusal && typeof body.message === 'string' ? body.message : null;
+  } catch {
+    return null;
+  }
 }
 
 export interface WorkspaceAccess {
