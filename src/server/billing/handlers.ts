@@ -7,6 +7,7 @@
 import type { Tx } from '../db/transactions.js';
 import { enqueueMail } from '../mail/outbox.js';
 import { RefusedEvent, type HandlerRegistry, type HandlerOutcome } from './events.js';
+import { billingUrl } from './links.js';
 import { planForPrice, type Plan } from './plans.js';
 import type { VerifiedEvent } from './verify.js';
 
@@ -242,7 +243,7 @@ export function createBillingHandlers(options: BillingHandlerOptions): HandlerRe
             '',
             'Please update the payment method to keep full access; after the grace period the workspace becomes read-only.',
             invoice.hostedInvoiceUrl ? `Invoice: ${invoice.hostedInvoiceUrl}` : '',
-            `Billing settings: ${options.appUrl}/w/${workspaceId}/billing`,
+            `Billing settings: ${billingUrl(options.appUrl, workspaceId)}`,
           ]
             .filter(Boolean)
             .join('\n'),
