@@ -22,7 +22,7 @@ export const schemas = {
   WebhookAccepted: z.object({
     received: z.literal(true),
     id: z.string(),
-    outcome: z.enum(['processed', 'ignored', 'duplicate']),
+    outcome: z.enum(['processed', 'ignored', 'duplicate', 'refused']),
   }),
   WebhookError: z.object({ error: z.string(), message: z.string() }),
   DigestResult: z.object({

@@ -63,7 +63,10 @@ describe('checkout', () => {
       'line_items[0][price]': 'price_pro_monthly',
       'line_items[0][quantity]': '1',
       'subscription_data[metadata][workspace_id]': ws,
-      success_url: `https://app.example.com/w/${ws}/billing?checkout=success`,
+      // By id, through the stable link that sends members on to /w/<current slug>/billing
+      // (tests/billing/return-links.test.ts follows them in a browser).
+      success_url: `https://app.example.com/workspaces/${ws}/billing?checkout=success`,
+      cancel_url: `https://app.example.com/workspaces/${ws}/billing?checkout=cancelled`,
     });
     const stored = await server.pool.query(
       'select stripe_customer_id from public.subscriptions where workspace_id = $1',
@@ -100,7 +103,7 @@ describe('customer portal', () => {
     const url = await billing.openPortal(claimsFor(owner), ws);
     expect(url).toMatch(/^https:\/\/billing\.stripe\.com\/p\/session\/bps_/);
     const portal = stripe.requests.at(-1)!;
-    expect(portal.form).toMatchObject({ return_url: `https://app.example.com/w/${ws}/billing` });
+    expect(portal.form).toMatchObject({ return_url: `https://app.example.com/workspaces/${ws}/billing` });
   });
 });
 

@@ -1,12 +1,14 @@
 // In charge of sending an owner to Stripe: a Checkout session in subscription mode for a plan's
 // price (the workspace id travels as client_reference_id and in the subscription's metadata, so
-// every later event names its workspace), and a customer-portal session. One Stripe customer per
-// workspace, created on first checkout and reused. Only owners may do either (checked in the
+// every later event names its workspace), and a customer-portal session; both come back to the
+// workspace's stable billing link (links.ts), which outlives a change of slug. One Stripe customer
+// per workspace, created on first checkout and reused. Only owners may do either (checked in the
 // database, as the caller). Billing is optional: without STRIPE_SECRET_KEY these refuse clearly.
 import Stripe from 'stripe';
 import type { Pool } from '../db/pool.js';
 import { withRls, type Claims } from '../db/transactions.js';
 import { HttpError } from '../http/errors.js';
+import { billingUrl } from './links.js';
 import type { Plan } from './plans.js';
 
 export interface BillingOptions {
@@ -114,8 +116,8 @@ export class Billing {
       line_items: [{ price: plan.priceId, quantity: 1 }],
       subscription_data: { metadata: { workspace_id: workspaceId } },
       metadata: { workspace_id: workspaceId },
-      success_url: `${this.options.appUrl}/w/${workspaceId}/billing?checkout=success`,
-      cancel_url: `${this.options.appUrl}/w/${workspaceId}/billing?checkout=cancelled`,
+      success_url: billingUrl(this.options.appUrl, workspaceId, 'success'),
+      cancel_url: billingUrl(this.options.appUrl, workspaceId, 'cancelled'),
     });
     if (!session.url) throw new Error('Stripe returned a checkout session without a URL');
     return session.url;
@@ -131,7 +133,7 @@ export class Billing {
     }
     const session = await stripe.billingPortal.sessions.create({
       customer: workspace.stripe_customer_id,
-      return_url: `${this.options.appUrl}/w/${workspaceId}/billing`,
+      return_url: billingUrl(this.options.appUrl, workspaceId),
     });
     return session.url;
   }

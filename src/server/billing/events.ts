@@ -1,7 +1,9 @@
 // In charge of applying webhook events exactly once: the event is recorded in the event log and
 // acted on in ONE transaction, so a duplicate delivery (even a concurrent one) waits on the log's
 // key and then finds the work done. A failing handler rolls back, is recorded as failed, and
-// answers 5xx so the provider retries; a later delivery or a replay picks it up again.
+// answers 5xx so the provider retries; a later delivery or a replay picks it up again. An event a
+// handler refuses (it names a workspace it may not touch) also rolls back and is recorded as
+// failed, with the reason, but is acknowledged: retrying it would be refused the same way.
 import type { Pool } from '../db/pool.js';
 import { withService, type Tx } from '../db/transactions.js';
 import { HttpError } from '../http/errors.js';
@@ -14,7 +16,12 @@ export type EventHandler = (tx: Tx, event: VerifiedEvent) => Promise<HandlerOutc
 /** One handler per event type; adding a type is adding an entry. */
 export type HandlerRegistry = Readonly<Record<string, EventHandler>>;
 
-export type ReceiveOutcome = HandlerOutcome | 'duplicate';
+export type ReceiveOutcome = HandlerOutcome | 'duplicate' | 'refused';
+
+/** Thrown by a handler for an event it will not apply; the message says why (kept in the log). */
+export class RefusedEvent extends Error {
+  override name = 'RefusedEvent';
+}
 
 async function claim(tx: Tx, event: VerifiedEvent, force: boolean): Promise<boolean> {
   const result = await tx.query(
@@ -50,7 +57,10 @@ export async function receiveEvent(
     });
   } catch (error) {
     if (isDatabaseUnavailable(error)) throw databaseUnavailable(error); // nothing to record; the provider retries
-    logger.error({ err: error, eventId: event.id, type: event.type }, 'billing event handler failed');
+    const refused = error instanceof RefusedEvent;
+    if (refused)
+      logger.warn({ eventId: event.id, type: event.type, reason: error.message }, 'billing event refused');
+    else logger.error({ err: error, eventId: event.id, type: event.type }, 'billing event handler failed');
     await pool
       .query(
         `insert into internal.billing_events (id, type, created, payload, status, last_error)
@@ -67,6 +77,7 @@ export async function receiveEvent(
       .catch((logError: unknown) =>
         logger.error({ err: logError, eventId: event.id }, 'could not record failed event'),
       );
+    if (refused) return 'refused';
     throw new HttpError(500, 'Event could not be processed; it will be retried', {
       code: 'handler_failed',
       cause: error,

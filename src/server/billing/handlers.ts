@@ -1,11 +1,13 @@
 // In charge of what each payment event does to a workspace's billing state: one handler per
 // event type (adding a type is adding an entry). Handlers run inside the event-log transaction,
-// find the workspace from our own metadata (so events arriving before the checkout that links
-// them still apply), and never let an older event overwrite newer state: every change is guarded
-// by the event's creation time against the last one applied to that subscription.
+// find the workspace by the Stripe customer it is linked to (our own metadata only for a
+// workspace with no customer yet, so events arriving before the checkout that links them still
+// apply), and never let an older event overwrite newer state: every change is guarded by the
+// event's creation time against the last one applied to that subscription.
 import type { Tx } from '../db/transactions.js';
 import { enqueueMail } from '../mail/outbox.js';
-import type { HandlerRegistry, HandlerOutcome } from './events.js';
+import { RefusedEvent, type HandlerRegistry, type HandlerOutcome } from './events.js';
+import { billingUrl } from './links.js';
 import { planForPrice, type Plan } from './plans.js';
 import type { VerifiedEvent } from './verify.js';
 
@@ -24,25 +26,60 @@ const idOf = (value: unknown): string | null => str(value) ?? str(obj(value).id)
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The workspace an event concerns: our metadata first, then the ids a checkout linked. */
+/**
+ * The workspace an event concerns. Once a workspace is linked to a Stripe customer, only events
+ * naming that customer touch it: the customer (then the subscription) decides, whatever the
+ * metadata says. Our metadata only finds a workspace that has no customer yet (an event that
+ * overtakes the checkout linking it), and never relinks one whose customer is another.
+ */
 async function workspaceFor(
   tx: Tx,
   hints: { workspaceId: string | null; subscriptionId: string | null; customerId: string | null },
 ): Promise<string> {
-  if (hints.workspaceId && UUID.test(hints.workspaceId)) {
-    const found = await tx.query('select 1 from public.workspaces where id = $1', [hints.workspaceId]);
-    if (found.rowCount) return hints.workspaceId;
-  }
-  const linked = await tx.query<{ workspace_id: string }>(
-    `select workspace_id from public.subscriptions
-     where ($1::text is not null and stripe_subscription_id = $1) or ($2::text is not null and stripe_customer_id = $2)
-     limit 1`,
+  const linked = await tx.query<{
+    workspace_id: string;
+    stripe_customer_id: string | null;
+    stripe_subscription_id: string | null;
+  }>(
+    `select workspace_id, stripe_customer_id, stripe_subscription_id from public.subscriptions
+     where ($1::text is not null and stripe_subscription_id = $1) or ($2::text is not null and stripe_customer_id = $2)`,
     [hints.subscriptionId, hints.customerId],
   );
-  const id = linked.rows[0]?.workspace_id;
+  const byCustomer = linked.rows.find((r) => hints.customerId && r.stripe_customer_id === hints.customerId);
+  const bySubscription = linked.rows.find(
+    (r) => hints.subscriptionId && r.stripe_subscription_id === hints.subscriptionId,
+  );
+  if (byCustomer) {
+    if (bySubscription && bySubscription.workspace_id !== byCustomer.workspace_id) {
+      throw new RefusedEvent(
+        `Refused: subscription ${hints.subscriptionId} belongs to another workspace than customer ${hints.customerId}`,
+      );
+    }
+    return byCustomer.workspace_id;
+  }
+  if (bySubscription) {
+    if (hints.customerId && bySubscription.stripe_customer_id) {
+      throw new RefusedEvent(
+        `Refused: subscription ${hints.subscriptionId} is linked to a workspace of another customer than ${hints.customerId}`,
+      );
+    }
+    return bySubscription.workspace_id;
+  }
+  if (hints.workspaceId && UUID.test(hints.workspaceId)) {
+    const named = await tx.query<{ stripe_customer_id: string | null }>(
+      'select stripe_customer_id from public.subscriptions where workspace_id = $1',
+      [hints.workspaceId],
+    );
+    const row = named.rows[0];
+    if (row && row.stripe_customer_id) {
+      throw new RefusedEvent(
+        `Refused: the metadata names workspace ${hints.workspaceId}, which is linked to another customer than ${hints.customerId ?? '(none)'}`,
+      );
+    }
+    if (row) return hints.workspaceId;
+  }
   // Unknown for now: fail so the provider retries once the checkout has linked it.
-  if (!id) throw new Error('No workspace is linked to this payment event yet');
-  return id;
+  throw new Error('No workspace is linked to this payment event yet');
 }
 
 /** Applies `changes` only if this event is not older than the last one applied (order safety). */
@@ -206,7 +243,7 @@ export function createBillingHandlers(options: BillingHandlerOptions): HandlerRe
             '',
             'Please update the payment method to keep full access; after the grace period the workspace becomes read-only.',
             invoice.hostedInvoiceUrl ? `Invoice: ${invoice.hostedInvoiceUrl}` : '',
-            `Billing settings: ${options.appUrl}/w/${workspaceId}/billing`,
+            `Billing settings: ${billingUrl(options.appUrl, workspaceId)}`,
           ]
             .filter(Boolean)
             .join('\n'),

