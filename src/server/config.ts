@@ -34,6 +34,8 @@ export interface Config {
   jwtIssuer: string;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /** seconds during which the parent of the active refresh token still gets that same child */
+  refreshTokenReuseIntervalSeconds: number;
   projectApiKey: string;
   serviceRoleKey: string;
   paymentWebhookSecret: string;
@@ -95,6 +97,7 @@ const envSchema = z.object({
   JWT_ISSUER: z.string().min(1).optional(),
   JWT_EXPIRY: positiveInt.max(86400).default(3600),
   REFRESH_TOKEN_TTL: positiveInt.default(30 * 24 * 3600),
+  REFRESH_TOKEN_REUSE_INTERVAL: z.coerce.number().int().min(0).max(3600).default(10),
   PROJECT_API_KEY: z.string().min(20, 'must be at least 20 characters').optional(),
   SERVICE_ROLE_KEY: z.string().min(20, 'must be at least 20 characters').optional(),
   PAYMENT_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -236,6 +239,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     jwtIssuer,
     accessTokenTtlSeconds: e.JWT_EXPIRY,
     refreshTokenTtlSeconds: e.REFRESH_TOKEN_TTL,
+    refreshTokenReuseIntervalSeconds: e.REFRESH_TOKEN_REUSE_INTERVAL,
     projectApiKey: secrets.PROJECT_API_KEY,
     serviceRoleKey: secrets.SERVICE_ROLE_KEY,
     paymentWebhookSecret: secrets.PAYMENT_WEBHOOK_SECRET,

@@ -37,6 +37,7 @@ export interface IdentitySettings {
   disableSignup: boolean;
   minPasswordLength: number;
   refreshTokenTtlSeconds: number;
+  refreshTokenReuseIntervalSeconds: number;
   rateLimits: RateLimits;
 }
 
@@ -137,6 +138,7 @@ export class IdentityService {
         this.deps.refreshKey,
         refreshToken,
         this.deps.settings.refreshTokenTtlSeconds,
+        this.deps.settings.refreshTokenReuseIntervalSeconds,
       );
       if (rotation.kind === 'reuse_detected') return null; // commit the revocation, then refuse
       const { session } = rotation;

@@ -1,6 +1,7 @@
 // In charge of sessions and refresh-token rotation: a sign-in opens a session, each refresh
-// revokes the presented token and issues its child, a retry with the parent gets the same child,
-// any other reuse of a revoked token ends the whole session (token theft is assumed).
+// revokes the presented token and issues its child, a retry with the parent within the reuse
+// interval gets the same child, any other reuse of a revoked token ends the whole session (token
+// theft is assumed).
 import type { Queryable } from '../db/pool.js';
 import type { Tx } from '../db/transactions.js';
 import type { AmrEntry } from './access-tokens.js';
@@ -66,22 +67,25 @@ interface RotationRow {
 
 /**
  * The refresh grant, in one database round trip (auth.rotate_refresh_token): revoke the presented
- * token and store its child; a retry with the parent of the active token gets that same child;
- * any other reuse of a revoked token ends the session. Reuse is returned, not thrown, so the
- * caller commits the session's revocation before refusing.
+ * token and store its child; a retry with the parent of the active token, within the reuse
+ * interval of its rotation, gets that same child; any other reuse of a revoked token ends the
+ * session. Reuse is returned, not thrown, so the caller commits the session's revocation before
+ * refusing.
  */
 export async function rotateRefreshToken(
   tx: Tx,
   key: RefreshTokenKey,
   presented: string,
   ttlSeconds: number,
+  reuseIntervalSeconds: number,
 ): Promise<Rotation> {
   if (!isWellFormedRefreshToken(presented)) throw errors.validation('Refresh token is not valid');
   const child = childRefreshToken(key, presented);
-  const result = await tx.query<RotationRow>('select * from auth.rotate_refresh_token($1, $2, $3)', [
+  const result = await tx.query<RotationRow>('select * from auth.rotate_refresh_token($1, $2, $3, $4)', [
     hashRefreshToken(presented),
     hashRefreshToken(child),
     ttlSeconds,
+    reuseIntervalSeconds,
   ]);
   const row = result.rows[0];
   switch (row?.outcome) {
