@@ -11,10 +11,16 @@ import { plansSchema, type Plan } from './billing/plans.js';
 export type Mode = 'local' | 'production';
 
 export interface RateLimits {
-  /** password grants per e-mail address per window */
-  signInPerEmail: number;
+  /** failed password grants for one e-mail, all addresses together, before every guess is slowed */
+  signInFailuresPerEmail: number;
   /** password grants per client address per window */
   signInPerAddress: number;
+  /** failed password grants for one e-mail from one address before that address must wait */
+  signInFailuresPerAddress: number;
+  /** the first wait in seconds; it doubles with each further failure */
+  signInBackoffSeconds: number;
+  /** the longest wait in seconds */
+  signInBackoffMaxSeconds: number;
   /** refresh grants per session per window */
   refreshPerSession: number;
   /** sign-ups per client address per window */
@@ -107,8 +113,11 @@ const envSchema = z.object({
   PASSWORD_MIN_LENGTH: positiveInt.min(6).max(72).default(8),
   TRUST_PROXY: boolFlag.default(false),
   RATE_LIMIT_WINDOW: positiveInt.default(300),
-  RATE_LIMIT_SIGNIN_PER_EMAIL: positiveInt.default(10),
+  RATE_LIMIT_SIGNIN_PER_EMAIL: positiveInt.default(100),
   RATE_LIMIT_SIGNIN_PER_ADDRESS: positiveInt.default(150),
+  RATE_LIMIT_SIGNIN_FAILURES: positiveInt.default(5),
+  RATE_LIMIT_SIGNIN_BACKOFF: positiveInt.max(3600).default(1),
+  RATE_LIMIT_SIGNIN_BACKOFF_MAX: positiveInt.max(86400).default(900),
   RATE_LIMIT_REFRESH_PER_SESSION: positiveInt.default(60),
   RATE_LIMIT_SIGNUP_PER_ADDRESS: positiveInt.default(30),
   SMTP_URL: z
@@ -250,8 +259,11 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     trustProxy: e.TRUST_PROXY,
     rateLimits: {
       windowSeconds: e.RATE_LIMIT_WINDOW,
-      signInPerEmail: e.RATE_LIMIT_SIGNIN_PER_EMAIL,
+      signInFailuresPerEmail: e.RATE_LIMIT_SIGNIN_PER_EMAIL,
       signInPerAddress: e.RATE_LIMIT_SIGNIN_PER_ADDRESS,
+      signInFailuresPerAddress: e.RATE_LIMIT_SIGNIN_FAILURES,
+      signInBackoffSeconds: e.RATE_LIMIT_SIGNIN_BACKOFF,
+      signInBackoffMaxSeconds: e.RATE_LIMIT_SIGNIN_BACKOFF_MAX,
       refreshPerSession: e.RATE_LIMIT_REFRESH_PER_SESSION,
       signUpPerAddress: e.RATE_LIMIT_SIGNUP_PER_ADDRESS,
     },

@@ -13,6 +13,7 @@ import {
   newRefreshToken,
   type RefreshTokenKey,
 } from './refresh-tokens.js';
+import { signInAddressKey } from './sign-in-backoff.js';
 
 export interface SessionRef {
   sessionId: string;
@@ -30,12 +31,15 @@ export interface SessionContext {
 /**
  * Opens a session with its first refresh token and stamps the sign-in, in one statement (so it is
  * atomic without an explicit transaction). Works on the pool or inside a transaction.
+ * `signedInWith` names the e-mail whose password was just verified: the same statement clears
+ * this address's sign-in failures for it (sign-in-backoff.ts), so a sign-in stays two round trips.
  */
 export async function openSession(
   db: Queryable,
   userId: string,
   method: string,
   context: SessionContext,
+  signedInWith: string | null = null,
 ): Promise<SessionRef> {
   const amr: AmrEntry[] = [{ method, timestamp: Math.floor(Date.now() / 1000) }];
   const refreshToken = newRefreshToken();
@@ -47,9 +51,19 @@ export async function openSession(
        select $5, id, $1 from session
      ), stamp as (
        update auth.users set last_sign_in_at = now() where id = $1
+     ), cleared as (
+       select internal.password_sign_in_succeeded($6, $7) where $6::text is not null
      )
-     select id from session`,
-    [userId, JSON.stringify(amr), context.userAgent, context.ip, hashRefreshToken(refreshToken)],
+     select id from session left join cleared on true`,
+    [
+      userId,
+      JSON.stringify(amr),
+      context.userAgent,
+      context.ip,
+      hashRefreshToken(refreshToken),
+      signedInWith,
+      signInAddressKey(context.ip),
+    ],
   );
   return { sessionId: result.rows[0]!.id, userId, refreshToken, aal: 'aal1', amr };
 }
