@@ -91,6 +91,7 @@ describe('failures per e-mail and address', () => {
     const waiting = await guess(email, PASSWORD, address);
     expect(waiting.status).toBe(429);
     expect(Number(waiting.headers.get('retry-after'))).toBe(32);
+    expect(waiting.body.msg).toBe('Too many sign-in attempts; try again in 32 seconds');
 
     await endWait(email, address);
     const owner = await ownerSignIn(email, address);

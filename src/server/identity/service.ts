@@ -109,7 +109,7 @@ export class IdentityService {
       context.ip,
       this.deps.settings.rateLimits,
     );
-    if (attempt.kind === 'wait') throw errors.rateLimited(attempt.retryAfterSeconds);
+    if (attempt.kind === 'wait') throw errors.signInWait(attempt.retryAfterSeconds);
     const { user } = attempt;
     // Unknown user and wrong password take the same time and get the same answer.
     const valid = user?.encrypted_password
