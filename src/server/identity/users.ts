@@ -106,14 +106,6 @@ export async function findUserById(tx: Queryable, id: string): Promise<UserWithI
   return result.rows[0] ?? null;
 }
 
-export async function findUserByEmail(tx: Queryable, email: string): Promise<UserWithIdentities | null> {
-  const result = await tx.query<UserWithIdentities>(
-    `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u where u.email = $1`,
-    [normalizeEmail(email)],
-  );
-  return result.rows[0] ?? null;
-}
-
 export interface NewUser {
   email: string;
   passwordHash: string | null;
