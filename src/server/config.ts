@@ -11,10 +11,16 @@ import { plansSchema, type Plan } from './billing/plans.js';
 export type Mode = 'local' | 'production';
 
 export interface RateLimits {
-  /** password grants per e-mail address per window */
-  signInPerEmail: number;
+  /** failed password grants for one e-mail, all addresses together, before every guess is slowed */
+  signInFailuresPerEmail: number;
   /** password grants per client address per window */
   signInPerAddress: number;
+  /** failed password grants for one e-mail from one address before that address must wait */
+  signInFailuresPerAddress: number;
+  /** the first wait in seconds; it doubles with each further failure */
+  signInBackoffSeconds: number;
+  /** the longest wait in seconds */
+  signInBackoffMaxSeconds: number;
   /** refresh grants per session per window */
   refreshPerSession: number;
   /** sign-ups per client address per window */
@@ -34,6 +40,8 @@ export interface Config {
   jwtIssuer: string;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /** seconds during which the parent of the active refresh token still gets that same child */
+  refreshTokenReuseIntervalSeconds: number;
   projectApiKey: string;
   serviceRoleKey: string;
   paymentWebhookSecret: string;
@@ -121,6 +129,7 @@ const envSchema = z.object({
   JWT_ISSUER: z.string().min(1).optional(),
   JWT_EXPIRY: positiveInt.max(86400).default(3600),
   REFRESH_TOKEN_TTL: positiveInt.default(30 * 24 * 3600),
+  REFRESH_TOKEN_REUSE_INTERVAL: z.coerce.number().int().min(0).max(3600).default(10),
   PROJECT_API_KEY: z.string().min(20, 'must be at least 20 characters').optional(),
   SERVICE_ROLE_KEY: z.string().min(20, 'must be at least 20 characters').optional(),
   PAYMENT_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -130,8 +139,11 @@ const envSchema = z.object({
   PASSWORD_MIN_LENGTH: positiveInt.min(6).max(72).default(8),
   TRUST_PROXY: boolFlag.default(false),
   RATE_LIMIT_WINDOW: positiveInt.default(300),
-  RATE_LIMIT_SIGNIN_PER_EMAIL: positiveInt.default(10),
+  RATE_LIMIT_SIGNIN_PER_EMAIL: positiveInt.default(100),
   RATE_LIMIT_SIGNIN_PER_ADDRESS: positiveInt.default(150),
+  RATE_LIMIT_SIGNIN_FAILURES: positiveInt.default(5),
+  RATE_LIMIT_SIGNIN_BACKOFF: positiveInt.max(3600).default(1),
+  RATE_LIMIT_SIGNIN_BACKOFF_MAX: positiveInt.max(86400).default(900),
   RATE_LIMIT_REFRESH_PER_SESSION: positiveInt.default(60),
   RATE_LIMIT_SIGNUP_PER_ADDRESS: positiveInt.default(30),
   SMTP_URL: z
@@ -270,6 +282,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     jwtIssuer,
     accessTokenTtlSeconds: e.JWT_EXPIRY,
     refreshTokenTtlSeconds: e.REFRESH_TOKEN_TTL,
+    refreshTokenReuseIntervalSeconds: e.REFRESH_TOKEN_REUSE_INTERVAL,
     projectApiKey: secrets.PROJECT_API_KEY,
     serviceRoleKey: secrets.SERVICE_ROLE_KEY,
     paymentWebhookSecret: secrets.PAYMENT_WEBHOOK_SECRET,
@@ -280,8 +293,11 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     trustProxy: e.TRUST_PROXY,
     rateLimits: {
       windowSeconds: e.RATE_LIMIT_WINDOW,
-      signInPerEmail: e.RATE_LIMIT_SIGNIN_PER_EMAIL,
+      signInFailuresPerEmail: e.RATE_LIMIT_SIGNIN_PER_EMAIL,
       signInPerAddress: e.RATE_LIMIT_SIGNIN_PER_ADDRESS,
+      signInFailuresPerAddress: e.RATE_LIMIT_SIGNIN_FAILURES,
+      signInBackoffSeconds: e.RATE_LIMIT_SIGNIN_BACKOFF,
+      signInBackoffMaxSeconds: e.RATE_LIMIT_SIGNIN_BACKOFF_MAX,
       refreshPerSession: e.RATE_LIMIT_REFRESH_PER_SESSION,
       signUpPerAddress: e.RATE_LIMIT_SIGNUP_PER_ADDRESS,
     },

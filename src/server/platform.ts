@@ -72,6 +72,7 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
       disableSignup: config.disableSignup,
       minPasswordLength: config.minPasswordLength,
       refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+      refreshTokenReuseIntervalSeconds: config.refreshTokenReuseIntervalSeconds,
       rateLimits: config.rateLimits,
     },
   });

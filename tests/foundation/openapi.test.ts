@@ -21,7 +21,7 @@ let document: {
 };
 
 beforeAll(async () => {
-  server = await startTestServer({ RATE_LIMIT_SIGNIN_PER_EMAIL: '2' });
+  server = await startTestServer({ RATE_LIMIT_SIGNIN_FAILURES: '1' });
   document = (await call(server, 'GET', '/api/openapi.json', { apikey: null })).body as never;
 });
 afterAll(async () => server?.close());

@@ -4,10 +4,11 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 
 const limits = {
-  RATE_LIMIT_SIGNIN_PER_EMAIL: '3',
+  RATE_LIMIT_SIGNIN_FAILURES: '3',
   RATE_LIMIT_SIGNIN_PER_ADDRESS: '1000',
   RATE_LIMIT_REFRESH_PER_SESSION: '4',
   RATE_LIMIT_SIGNUP_PER_ADDRESS: '1000',
+  TRUST_PROXY: 'true',
 };
 let a: TestServer;
 let b: TestServer;
@@ -26,14 +27,16 @@ afterAll(async () => {
   await b?.close();
 });
 
-test('password grants per e-mail are limited across instances, with 429 and Retry-After', async () => {
+test('failed password grants from one address are counted across instances, with 429 and Retry-After', async () => {
   const email = `limited-${Date.now()}@example.com`;
   await call(a, 'POST', '/auth/v1/signup', { body: { email, password: 'correct horse battery' } });
+  const from = (address: string) => ({ 'x-forwarded-for': address });
   const statuses: number[] = [];
   for (let i = 0; i < 4; i++) {
     const server = i % 2 === 0 ? a : b;
     const res = await call(server, 'POST', '/auth/v1/token?grant_type=password', {
       body: { email, password: 'wrong password' },
+      headers: from('203.0.113.10'),
     });
     statuses.push(res.status);
     if (res.status === 429) {
@@ -42,18 +45,36 @@ test('password grants per e-mail are limited across instances, with 429 and Retr
     }
   }
   expect(statuses).toEqual([400, 400, 400, 429]);
-  // Even the right password is refused while the limit holds.
-  const right = await call(b, 'POST', '/auth/v1/token?grant_type=password', {
+  // That address waits, whatever it sends; every other address signs in as usual.
+  const waiting = await call(a, 'POST', '/auth/v1/token?grant_type=password', {
     body: { email, password: 'correct horse battery' },
+    headers: from('203.0.113.10'),
   });
-  expect(right.status).toBe(429);
-  // Other e-mail addresses are unaffected.
-  const other = `other-${Date.now()}@example.com`;
-  await call(a, 'POST', '/auth/v1/signup', { body: { email: other, password: 'correct horse battery' } });
-  const ok = await call(b, 'POST', '/auth/v1/token?grant_type=password', {
-    body: { email: other, password: 'correct horse battery' },
+  expect(waiting.status).toBe(429);
+  const elsewhere = await call(b, 'POST', '/auth/v1/token?grant_type=password', {
+    body: { email, password: 'correct horse battery' },
+    headers: from('198.51.100.10'),
   });
-  expect(ok.status).toBe(200);
+  expect(elsewhere.status).toBe(200);
+});
+
+test('password grants per address are limited in total, right or wrong', async () => {
+  const c = await startTestServer({ ...limits, RATE_LIMIT_SIGNIN_PER_ADDRESS: '3' });
+  try {
+    const email = `total-${Date.now()}@example.com`;
+    await call(c, 'POST', '/auth/v1/signup', { body: { email, password: 'correct horse battery' } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await call(c, 'POST', '/auth/v1/token?grant_type=password', {
+        body: { email, password: 'correct horse battery' },
+        headers: { 'x-forwarded-for': '203.0.113.11' },
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  } finally {
+    await c.close();
+  }
 });
 
 test('refresh grants per session are limited', async () => {

@@ -68,4 +68,12 @@ export const errors = {
     authError(429, 'over_request_rate_limit', 'Request rate limit reached', {
       'Retry-After': String(retryAfterSeconds),
     }),
+  /** A password grant from an address that must wait; the page shows the message, so it says how long. */
+  signInWait: (retryAfterSeconds: number) =>
+    authError(
+      429,
+      'over_request_rate_limit',
+      `Too many sign-in attempts; try again in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}`,
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
 };

@@ -102,6 +102,19 @@ function requireAdmin(caller: Caller): void {
   if (caller.kind !== 'service') throw errors.notAdmin();
 }
 
+const MAX_PER_PAGE = 1000;
+
+/**
+ * A paging parameter as GoTrue reads it: absent or empty (auth-js sends `?page=&per_page=` when
+ * none is given) means the default; otherwise a positive whole number in plain digits.
+ */
+function pagingParameter(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = /^[0-9]{1,9}$/.test(raw) ? Number(raw) : 0;
+  if (value < 1) throw errors.validation(`${name} must be a whole number from 1`);
+  return value;
+}
+
 function banUntil(duration: string | undefined): Date | null | undefined {
   if (duration === undefined) return undefined;
   if (duration === 'none') return null;
@@ -203,8 +216,8 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.get('/admin/users', async (c) => {
     requireAdmin(c.get('caller'));
-    const page = parseWith(z.coerce.number().int().min(1).default(1), c.req.query('page'));
-    const perPage = parseWith(z.coerce.number().int().min(1).max(1000).default(50), c.req.query('per_page'));
+    const page = pagingParameter('page', c.req.query('page'), 1);
+    const perPage = Math.min(pagingParameter('per_page', c.req.query('per_page'), 50), MAX_PER_PAGE);
     const { users, total } = await service.adminListUsers(page, perPage);
     const lastPage = Math.max(1, Math.ceil(total / perPage));
     const base = new URL(c.req.url);

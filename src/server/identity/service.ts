@@ -7,6 +7,7 @@ import { signAccessToken, type AccessTokenClaims, type TokenSigner } from './acc
 import { authError, errors } from './errors.js';
 import { hashPassword, verifyDecoy, verifyPassword } from './passwords.js';
 import { enforceLimits } from './rate-limit.js';
+import { beginPasswordSignIn, passwordWasRight } from './sign-in-backoff.js';
 import type { RefreshTokenKey } from './refresh-tokens.js';
 import {
   logout,
@@ -19,7 +20,6 @@ import {
 } from './sessions.js';
 import {
   deleteUser,
-  findUserByEmail,
   findUserById,
   insertUser,
   isBanned,
@@ -37,6 +37,7 @@ export interface IdentitySettings {
   disableSignup: boolean;
   minPasswordLength: number;
   refreshTokenTtlSeconds: number;
+  refreshTokenReuseIntervalSeconds: number;
   rateLimits: RateLimits;
 }
 
@@ -100,32 +101,26 @@ export class IdentityService {
 
   async passwordGrant(email: string, password: string, context: RequestContext): Promise<TokenResponse> {
     const normalized = normalizeEmail(email);
-    const limits = this.deps.settings.rateLimits;
-    await enforceLimits(this.pool, [
-      {
-        bucket: `signin:email:${normalized}`,
-        max: limits.signInPerEmail,
-        windowSeconds: limits.windowSeconds,
-      },
-      ...(context.ip
-        ? [
-            {
-              bucket: `signin:ip:${context.ip}`,
-              max: limits.signInPerAddress,
-              windowSeconds: limits.windowSeconds,
-            },
-          ]
-        : []),
-    ]);
-    const user = await findUserByEmail(this.pool, normalized);
+    // One round trip: the attempt is counted (a failure until the password proves right) and the
+    // user looked up, unless this address must wait for this e-mail.
+    const attempt = await beginPasswordSignIn(
+      this.pool,
+      normalized,
+      context.ip,
+      this.deps.settings.rateLimits,
+    );
+    if (attempt.kind === 'wait') throw errors.signInWait(attempt.retryAfterSeconds);
+    const { user } = attempt;
     // Unknown user and wrong password take the same time and get the same answer.
     const valid = user?.encrypted_password
       ? await verifyPassword(user.encrypted_password, password)
       : await verifyDecoy(password);
     if (!user || !valid) throw errors.invalidCredentials();
-    if (isBanned(user)) throw errors.userBanned();
-    if (!user.email_confirmed_at) throw errors.emailNotConfirmed();
-    const session = await openSession(this.pool, user.id, 'password', context);
+    if (isBanned(user) || !user.email_confirmed_at) {
+      await passwordWasRight(this.pool, normalized, context.ip);
+      throw isBanned(user) ? errors.userBanned() : errors.emailNotConfirmed();
+    }
+    const session = await openSession(this.pool, user.id, 'password', context, normalized);
     return this.tokenResponse({ ...user, last_sign_in_at: new Date() }, session);
   }
 
@@ -137,6 +132,7 @@ export class IdentityService {
         this.deps.refreshKey,
         refreshToken,
         this.deps.settings.refreshTokenTtlSeconds,
+        this.deps.settings.refreshTokenReuseIntervalSeconds,
       );
       if (rotation.kind === 'reuse_detected') return null; // commit the revocation, then refuse
       const { session } = rotation;

@@ -1,6 +1,7 @@
 // In charge of sessions and refresh-token rotation: a sign-in opens a session, each refresh
-// revokes the presented token and issues its child, a retry with the parent gets the same child,
-// any other reuse of a revoked token ends the whole session (token theft is assumed).
+// revokes the presented token and issues its child, a retry with the parent within the reuse
+// interval gets the same child, any other reuse of a revoked token ends the whole session (token
+// theft is assumed).
 import type { Queryable } from '../db/pool.js';
 import type { Tx } from '../db/transactions.js';
 import type { AmrEntry } from './access-tokens.js';
@@ -12,6 +13,7 @@ import {
   newRefreshToken,
   type RefreshTokenKey,
 } from './refresh-tokens.js';
+import { signInAddressKey } from './sign-in-backoff.js';
 
 export interface SessionRef {
   sessionId: string;
@@ -29,12 +31,15 @@ export interface SessionContext {
 /**
  * Opens a session with its first refresh token and stamps the sign-in, in one statement (so it is
  * atomic without an explicit transaction). Works on the pool or inside a transaction.
+ * `signedInWith` names the e-mail whose password was just verified: the same statement clears
+ * this address's sign-in failures for it (sign-in-backoff.ts), so a sign-in stays two round trips.
  */
 export async function openSession(
   db: Queryable,
   userId: string,
   method: string,
   context: SessionContext,
+  signedInWith: string | null = null,
 ): Promise<SessionRef> {
   const amr: AmrEntry[] = [{ method, timestamp: Math.floor(Date.now() / 1000) }];
   const refreshToken = newRefreshToken();
@@ -46,9 +51,19 @@ export async function openSession(
        select $5, id, $1 from session
      ), stamp as (
        update auth.users set last_sign_in_at = now() where id = $1
+     ), cleared as (
+       select internal.password_sign_in_succeeded($6, $7) where $6::text is not null
      )
-     select id from session`,
-    [userId, JSON.stringify(amr), context.userAgent, context.ip, hashRefreshToken(refreshToken)],
+     select id from session left join cleared on true`,
+    [
+      userId,
+      JSON.stringify(amr),
+      context.userAgent,
+      context.ip,
+      hashRefreshToken(refreshToken),
+      signedInWith,
+      signInAddressKey(context.ip),
+    ],
   );
   return { sessionId: result.rows[0]!.id, userId, refreshToken, aal: 'aal1', amr };
 }
@@ -66,22 +81,25 @@ interface RotationRow {
 
 /**
  * The refresh grant, in one database round trip (auth.rotate_refresh_token): revoke the presented
- * token and store its child; a retry with the parent of the active token gets that same child;
- * any other reuse of a revoked token ends the session. Reuse is returned, not thrown, so the
- * caller commits the session's revocation before refusing.
+ * token and store its child; a retry with the parent of the active token, within the reuse
+ * interval of its rotation, gets that same child; any other reuse of a revoked token ends the
+ * session. Reuse is returned, not thrown, so the caller commits the session's revocation before
+ * refusing.
  */
 export async function rotateRefreshToken(
   tx: Tx,
   key: RefreshTokenKey,
   presented: string,
   ttlSeconds: number,
+  reuseIntervalSeconds: number,
 ): Promise<Rotation> {
   if (!isWellFormedRefreshToken(presented)) throw errors.validation('Refresh token is not valid');
   const child = childRefreshToken(key, presented);
-  const result = await tx.query<RotationRow>('select * from auth.rotate_refresh_token($1, $2, $3)', [
+  const result = await tx.query<RotationRow>('select * from auth.rotate_refresh_token($1, $2, $3, $4)', [
     hashRefreshToken(presented),
     hashRefreshToken(child),
     ttlSeconds,
+    reuseIntervalSeconds,
   ]);
   const row = result.rows[0];
   switch (row?.outcome) {

@@ -44,6 +44,9 @@ const USER_COLUMNS = `u.id, u.aud, u.role, u.email, u.phone, u.encrypted_passwor
 const IDENTITIES = `coalesce((select json_agg(i order by i.created_at) from auth.identities i
   where i.user_id = u.id), '[]') as identities`;
 
+/** A user with identities, for statements that fold the lookup into a larger query: add a where on u. */
+export const SELECT_USER = `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u`;
+
 /** Trimmed and lower-cased: one account per mailbox however the address is typed. */
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -99,14 +102,6 @@ export async function findUserById(tx: Queryable, id: string): Promise<UserWithI
   const result = await tx.query<UserWithIdentities>(
     `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u where u.id = $1`,
     [id],
-  );
-  return result.rows[0] ?? null;
-}
-
-export async function findUserByEmail(tx: Queryable, email: string): Promise<UserWithIdentities | null> {
-  const result = await tx.query<UserWithIdentities>(
-    `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u where u.email = $1`,
-    [normalizeEmail(email)],
   );
   return result.rows[0] ?? null;
 }
