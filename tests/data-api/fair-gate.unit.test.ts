@@ -101,4 +101,75 @@ describe('FairGate', () => {
     expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
     await expect(gate.run('a', async () => 'next')).resolves.toBe('next');
   });
+
+  test('a caller whose requests proved fast may use spare capacity, never the last perCaller slots', async () => {
+    const gate = new FairGate({
+      capacity: 10,
+      perCaller: 2,
+      maxWaitingPerCaller: 20,
+      maxWaitMs: 5000,
+      slowMs: 1000,
+      warmup: 3,
+    });
+    for (let i = 0; i < 3; i++) await gate.run('fast', async () => undefined);
+    const started: string[] = [];
+    const burst = Array.from({ length: 12 }, (_, i) => start(gate, 'fast', started, `f${i}`));
+    await tick();
+    expect(started).toHaveLength(8); // capacity 10 less the 2 kept for others
+    const other = start(gate, 'other', started);
+    await tick();
+    expect(started).toContain('other');
+    for (const r of [...burst, other]) r.finish();
+    await Promise.all([...burst, other].map((r) => r.done));
+  });
+
+  test('a caller that has not yet proven fast, or whose request ran slow, is held to perCaller', async () => {
+    const gate = new FairGate({
+      capacity: 10,
+      perCaller: 2,
+      maxWaitingPerCaller: 20,
+      maxWaitMs: 5000,
+      slowMs: 20,
+      warmup: 3,
+    });
+    const started: string[] = [];
+    const fresh = Array.from({ length: 4 }, (_, i) => start(gate, 'new', started, `n${i}`));
+    await tick();
+    expect(started).toEqual(['n0', 'n1']);
+    for (const r of fresh) r.finish();
+    await Promise.all(fresh.map((r) => r.done));
+
+    for (let i = 0; i < 3; i++) await gate.run('slow', async () => undefined);
+    await gate.run('slow', () => new Promise((resolve) => setTimeout(resolve, 40)));
+    const after: string[] = [];
+    const burst = Array.from({ length: 4 }, (_, i) => start(gate, 'slow', after, `s${i}`));
+    await tick();
+    expect(after).toEqual(['s0', 's1']);
+    for (const r of burst) r.finish();
+    await Promise.all(burst.map((r) => r.done));
+  });
+
+  test('a long-running request holds its fast caller back to perCaller while it runs', async () => {
+    const gate = new FairGate({
+      capacity: 10,
+      perCaller: 1,
+      maxWaitingPerCaller: 20,
+      maxWaitMs: 5000,
+      slowMs: 20,
+      warmup: 2,
+    });
+    for (let i = 0; i < 2; i++) await gate.run('c', async () => undefined);
+    const started: string[] = [];
+    const long = start(gate, 'c', started, 'long');
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    const next = start(gate, 'c', started, 'next');
+    await tick();
+    expect(started).toEqual(['long']);
+    long.finish();
+    await long.done;
+    await tick();
+    expect(started).toEqual(['long', 'next']);
+    next.finish();
+    await next.done;
+  });
 });

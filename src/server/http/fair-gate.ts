@@ -1,7 +1,10 @@
 // In charge of sharing a scarce resource (database connections) fairly between callers: at most
-// `perCaller` requests of one caller run at once, at most `capacity` in all, and when a slot frees
-// the waiting callers take turns (round robin) instead of the busiest caller going first. State is
-// per process on purpose: it decides who waits, never whether something is allowed.
+// `capacity` requests run in all, and when a slot frees the waiting callers take turns (round
+// robin) instead of the busiest caller going first. A caller runs `perCaller` requests at once;
+// one whose requests have proven fast may use spare capacity beyond that (a busy single-user back
+// end is not throttled), but never the last `perCaller` slots, and one whose requests are slow
+// (now or recently) is held to `perCaller`, so slow work cannot crowd out the others. State is per
+// process on purpose: it decides who waits, never whether something is allowed.
 import { HttpError } from './errors.js';
 
 export interface FairGateOptions {
@@ -13,6 +16,28 @@ export interface FairGateOptions {
   maxWaitingPerCaller: number;
   /** how long a request may wait for its turn */
   maxWaitMs: number;
+  /** a request running this long makes its caller slow (held to perCaller) */
+  slowMs?: number;
+  /** fast requests a caller completes before it may go beyond perCaller */
+  warmup?: number;
+  /** half-life of a slow request's mark on its caller */
+  slowHalfLifeMs?: number;
+}
+
+const DEFAULT_SLOW_MS = 100;
+const DEFAULT_WARMUP = 8;
+const DEFAULT_SLOW_HALF_LIFE_MS = 30_000;
+/** callers remembered at most (oldest forgotten first) */
+const MAX_REMEMBERED = 10_000;
+
+/** What the gate remembers of a caller between its requests. */
+interface History {
+  /** fast requests completed (capped at the warm-up count) */
+  fast: number;
+  /** the slowest recent request's duration, decaying with slowHalfLifeMs */
+  slowness: number;
+  /** when slowness was last updated */
+  at: number;
 }
 
 interface Waiter {
@@ -23,6 +48,8 @@ interface Waiter {
 interface CallerState {
   running: number;
   waiting: Waiter[];
+  /** start times of the running requests */
+  started: number[];
 }
 
 export class FairGate {
@@ -30,15 +57,28 @@ export class FairGate {
   private readonly callers = new Map<string, CallerState>();
   /** callers with someone waiting, in the order they get their next turn */
   private readonly turns: string[] = [];
+  private readonly history = new Map<string, History>();
+  private readonly slowMs: number;
+  private readonly warmup: number;
+  private readonly halfLife: number;
 
-  constructor(private readonly options: FairGateOptions) {}
+  constructor(private readonly options: FairGateOptions) {
+    this.slowMs = options.slowMs ?? DEFAULT_SLOW_MS;
+    this.warmup = options.warmup ?? DEFAULT_WARMUP;
+    this.halfLife = options.slowHalfLifeMs ?? DEFAULT_SLOW_HALF_LIFE_MS;
+  }
 
   /** Runs fn when `caller` has a turn; refuses with 429 or 504 when it cannot get one in time. */
   async run<T>(caller: string, fn: () => Promise<T>): Promise<T> {
     await this.enter(caller);
+    const started = performance.now();
+    const state = this.state(caller);
+    state.started.push(started);
     try {
       return await fn();
     } finally {
+      state.started.splice(state.started.indexOf(started), 1);
+      this.record(caller, performance.now() - started);
       this.leave(caller);
     }
   }
@@ -52,17 +92,42 @@ export class FairGate {
 
   private state(caller: string): CallerState {
     let state = this.callers.get(caller);
-    if (!state) this.callers.set(caller, (state = { running: 0, waiting: [] }));
+    if (!state) this.callers.set(caller, (state = { running: 0, waiting: [], started: [] }));
     return state;
   }
 
-  private canStart(state: CallerState): boolean {
-    return this.running < this.options.capacity && state.running < this.options.perCaller;
+  private canStart(caller: string, state: CallerState): boolean {
+    const { capacity, perCaller } = this.options;
+    if (this.running >= capacity) return false;
+    if (state.running < perCaller) return true;
+    // Beyond its own share only into spare capacity, and only while it has proven fast.
+    return this.running < capacity - perCaller && this.isFast(caller, state);
+  }
+
+  private isFast(caller: string, state: CallerState): boolean {
+    const now = performance.now();
+    if (state.started.some((at) => now - at >= this.slowMs)) return false;
+    const seen = this.history.get(caller);
+    return !!seen && seen.fast >= this.warmup && this.decayed(seen, now) < this.slowMs;
+  }
+
+  private decayed(seen: History, now: number): number {
+    return seen.slowness * 0.5 ** ((now - seen.at) / this.halfLife);
+  }
+
+  private record(caller: string, durationMs: number): void {
+    const now = performance.now();
+    const seen = this.history.get(caller) ?? { fast: 0, slowness: 0, at: now };
+    this.history.delete(caller); // re-inserted last: the map's order is least recently seen first
+    const slowness = Math.max(this.decayed(seen, now), durationMs >= this.slowMs ? durationMs : 0);
+    const fast = durationMs < this.slowMs ? Math.min(this.warmup, seen.fast + 1) : seen.fast;
+    this.history.set(caller, { fast, slowness, at: now });
+    if (this.history.size > MAX_REMEMBERED) this.history.delete(this.history.keys().next().value!);
   }
 
   private enter(caller: string): Promise<void> {
     const state = this.state(caller);
-    if (state.waiting.length === 0 && this.canStart(state)) {
+    if (state.waiting.length === 0 && this.canStart(caller, state)) {
       this.running += 1;
       state.running += 1;
       return Promise.resolve();
@@ -115,7 +180,7 @@ export class FairGate {
     while (this.running < this.options.capacity && this.turns.length > 0 && skipped < this.turns.length) {
       const caller = this.turns.shift()!;
       const state = this.state(caller);
-      if (state.running >= this.options.perCaller) {
+      if (!this.canStart(caller, state)) {
         // This caller is at its own limit: it keeps its place for when one of its requests ends.
         this.turns.push(caller);
         skipped += 1;
