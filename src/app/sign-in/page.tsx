@@ -1,6 +1,7 @@
 // Sign-in page: e-mail and password, posted to a server action (works without client JavaScript).
 import Link from 'next/link';
 import { signInAction } from '@/app/actions/auth';
+import { localPath } from '@/app/lib/redirect-target';
 
 export const metadata = { title: 'Sign in' };
 
@@ -9,7 +10,9 @@ export default async function SignInPage({
 }: {
   searchParams: Promise<Record<string, string | undefined>>;
 }) {
-  const { error, notice, next } = await searchParams;
+  const { error, notice, next: requested } = await searchParams;
+  // Carried on only when it is a path of this app; the action checks it again.
+  const next = localPath(requested);
   return (
     <section className="card" style={{ maxWidth: '28rem' }}>
       <h1>Sign in</h1>

@@ -1,6 +1,7 @@
 // Sign-up page: e-mail and password, posted to a server action (works without client JavaScript).
 import Link from 'next/link';
 import { signUpAction } from '@/app/actions/auth';
+import { localPath } from '@/app/lib/redirect-target';
 
 export const metadata = { title: 'Create an account' };
 
@@ -9,7 +10,9 @@ export default async function SignUpPage({
 }: {
   searchParams: Promise<Record<string, string | undefined>>;
 }) {
-  const { error, next } = await searchParams;
+  const { error, next: requested } = await searchParams;
+  // Carried on only when it is a path of this app; the action checks it again.
+  const next = localPath(requested);
   return (
     <section className="card" style={{ maxWidth: '28rem' }}>
       <h1>Create an account</h1>
