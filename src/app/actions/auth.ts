@@ -2,10 +2,10 @@
 // Server actions for signing up, in and out. Input is validated with a schema; the identity
 // service is called in-process; the session goes into HttpOnly cookies; failures come back to the
 // form as a clear message (the forms work without client JavaScript).
-import { headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { isHttpError } from '@/server/http/errors';
+import { requestContext } from '@/app/lib/client';
 import { readStoredSession, safeNext, services, storeSession, currentUser } from '@/app/lib/session';
 
 const credentials = z.object({
@@ -16,11 +16,6 @@ const credentials = z.object({
   password: z.string().min(1, 'Enter your password').max(1024),
   next: z.string().optional(),
 });
-
-async function context() {
-  const h = await headers();
-  return { ip: h.get('x-forwarded-for')?.split(',')[0]?.trim() ?? null, userAgent: h.get('user-agent') };
-}
 
 function back(page: string, message: string, next?: string): never {
   const query = new URLSearchParams({ error: message, ...(next ? { next } : {}) });
@@ -35,7 +30,7 @@ export async function signUpAction(form: FormData) {
   try {
     result = await identity.signUp(
       { email: input.data.email, password: input.data.password },
-      await context(),
+      await requestContext(),
     );
   } catch (error) {
     back(
@@ -57,7 +52,7 @@ export async function signInAction(form: FormData) {
   const { identity } = services();
   let session: Awaited<ReturnType<typeof identity.passwordGrant>>;
   try {
-    session = await identity.passwordGrant(input.data.email, input.data.password, await context());
+    session = await identity.passwordGrant(input.data.email, input.data.password, await requestContext());
   } catch (error) {
     back('/sign-in', isHttpError(error) ? error.message : 'Could not sign in; try again', input.data.next);
   }
