@@ -6,7 +6,15 @@ import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { isHttpError } from '@/server/http/errors';
 import { requestContext } from '@/app/lib/client';
-import { readStoredSession, safeNext, services, storeSession, currentUser } from '@/app/lib/session';
+import { flash } from '@/app/lib/flash';
+import {
+  localPath,
+  readStoredSession,
+  safeNext,
+  services,
+  storeSession,
+  currentUser,
+} from '@/app/lib/session';
 
 const credentials = z.object({
   email: z
@@ -17,14 +25,16 @@ const credentials = z.object({
   next: z.string().optional(),
 });
 
-function back(page: string, message: string, next?: string): never {
-  const query = new URLSearchParams({ error: message, ...(next ? { next } : {}) });
-  redirect(`${page}?${query}`);
+/** Back to the form with the refusal, keeping where to go afterwards (when it is a local path). */
+async function back(page: string, message: string, next?: string): Promise<never> {
+  await flash('error', message);
+  const target = localPath(next);
+  redirect(target ? `${page}?${new URLSearchParams({ next: target })}` : page);
 }
 
 export async function signUpAction(form: FormData) {
   const input = credentials.safeParse(Object.fromEntries(form));
-  if (!input.success) back('/sign-up', input.error.issues[0]!.message);
+  if (!input.success) return back('/sign-up', input.error.issues[0]!.message);
   const { identity } = services();
   let result: Awaited<ReturnType<typeof identity.signUp>>;
   try {
@@ -33,14 +43,15 @@ export async function signUpAction(form: FormData) {
       await requestContext(),
     );
   } catch (error) {
-    back(
+    return back(
       '/sign-up',
       isHttpError(error) ? error.message : 'Could not create the account; try again',
       input.data.next,
     );
   }
   if (!('access_token' in result)) {
-    redirect('/sign-in?notice=Check+your+e-mail+to+confirm+your+account');
+    await flash('notice', 'Check your e-mail to confirm your account');
+    redirect('/sign-in');
   }
   await storeSession(result as never);
   redirect(safeNext(input.data.next));
@@ -48,13 +59,17 @@ export async function signUpAction(form: FormData) {
 
 export async function signInAction(form: FormData) {
   const input = credentials.safeParse(Object.fromEntries(form));
-  if (!input.success) back('/sign-in', input.error.issues[0]!.message);
+  if (!input.success) return back('/sign-in', input.error.issues[0]!.message);
   const { identity } = services();
   let session: Awaited<ReturnType<typeof identity.passwordGrant>>;
   try {
     session = await identity.passwordGrant(input.data.email, input.data.password, await requestContext());
   } catch (error) {
-    back('/sign-in', isHttpError(error) ? error.message : 'Could not sign in; try again', input.data.next);
+    return back(
+      '/sign-in',
+      isHttpError(error) ? error.message : 'Could not sign in; try again',
+      input.data.next,
+    );
   }
   await storeSession(session as never);
   redirect(safeNext(input.data.next));
