@@ -29,7 +29,9 @@ const config: NextConfig = {
   // over a type error in a test file.
   typescript: { ignoreBuildErrors: true },
   // The pages get the same protective headers as the APIs: no framing, no MIME sniffing, no
-  // referrer leaking tokens in invitation links, HTTPS remembered where it is used.
+  // referrer leaking tokens in invitation links, HTTPS remembered where it is used. The referrer
+  // policy is same-origin, not no-referrer: under no-referrer a form posted without script
+  // carries `Origin: null`, which server actions refuse as cross-site.
   async headers() {
     return [
       {
@@ -37,7 +39,7 @@ const config: NextConfig = {
         headers: [
           { key: 'X-Frame-Options', value: 'SAMEORIGIN' },
           { key: 'X-Content-Type-Options', value: 'nosniff' },
-          { key: 'Referrer-Policy', value: 'no-referrer' },
+          { key: 'Referrer-Policy', value: 'same-origin' },
           { key: 'Strict-Transport-Security', value: 'max-age=15552000; includeSubDomains' },
           { key: 'Permissions-Policy', value: 'camera=(), microphone=(), geolocation=()' },
         ],
@@ -47,7 +49,9 @@ const config: NextConfig = {
   turbopack: {
     rules: {
       '*.ts': { condition: ownSources, loaders: [jsSpecifiersLoader], as: '*.ts' },
-      '*.tsx': { condition: ownSources, loaders: [jsSpecifiersLoader], as: '*.tsx' },
+      // No `as` here: renaming a '.tsx' module as '*.tsx' breaks the reference Turbopack makes to
+      // a 'use client' component ("Can't resolve './x.tsx.tsx'").
+      '*.tsx': { condition: ownSources, loaders: [jsSpecifiersLoader] },
     },
   },
 };

@@ -117,7 +117,9 @@ const positiveInt = z.coerce.number().int().positive();
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().min(1).default('0.0.0.0'),
+  // Local mode listens on loopback only unless told otherwise: its development mailbox and
+  // generated secrets are not for the network. Production listens on every address.
+  HOST: z.string().min(1).optional(),
   APP_URL: z.url().optional(),
   AUTH_URL: z.url().optional(),
   DATABASE_URL: z
@@ -273,7 +275,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
   return {
     mode,
     port,
-    host: e.HOST,
+    host: e.HOST ?? (mode === 'local' ? '127.0.0.1' : '0.0.0.0'),
     appUrl,
     authUrl,
     databaseUrl: e.DATABASE_URL,

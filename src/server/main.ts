@@ -18,6 +18,7 @@ import { registerRuntime } from './runtime.js';
 import { Scheduler } from './scheduler.js';
 import { syncAppSettings } from './settings.js';
 import { ensureWebBuild, loadWebHandler } from './web.js';
+import { stampClientAddress } from './web-session/client-address.js';
 
 // On shutdown, requests in flight get this long to finish before their connections are cut,
 // and the whole stop this long plus a margin before the process gives up on a clean exit.
@@ -73,7 +74,14 @@ async function main(): Promise<void> {
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const pathname = (req.url ?? '/').split('?')[0] ?? '/';
-    const handled = isPlatformPath(pathname) || !web ? platformListener(req, res) : web(req, res);
+    let handled: unknown;
+    if (isPlatformPath(pathname) || !web) {
+      handled = platformListener(req, res);
+    } else {
+      // Pages cannot see the socket: tell them who is connected, overwriting any claim the client made.
+      stampClientAddress(req, config.trustProxy);
+      handled = web(req, res);
+    }
     // Both handlers answer their own errors; this only keeps a bug there from killing the process.
     Promise.resolve(handled).catch((error: unknown) => {
       logger.error({ err: error, path: pathname }, 'unhandled request error');

@@ -6,6 +6,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { AppProcess } from '../support/app-process.js';
 import { signUpInBrowser, startBrowserSuite, type BrowserSuite } from '../support/browser-suite.js';
+import { flashAfter } from '../support/flash.js';
 import { startStripeStandIn, type StripeStandIn } from '../support/stripe-api.js';
 import {
   checkoutCompleted,
@@ -52,8 +53,8 @@ async function deliver(event: ReturnType<typeof envelope>) {
   expect(res.status).toBe(200);
 }
 
-const notice = (page: Page, text: string) =>
-  page.waitForURL((url) => url.searchParams.get('notice') === text);
+const notice = async (page: Page, click: () => Promise<unknown>, text: string) =>
+  expect(await flashAfter(page, click)).toEqual({ kind: 'notice', text });
 
 test(
   'limits, checkout, plan changes from webhooks, and the past-due banner',
@@ -61,8 +62,7 @@ test(
   async () => {
     const owner = await signUp('billing-owner@example.com');
     await owner.fill('input[name=name]', 'Paying Co');
-    await owner.click('text=Create workspace');
-    await owner.waitForURL('**/workspaces?created=*');
+    await notice(owner, () => owner.click('text=Create workspace'), 'Workspace created');
     const slug = 'paying-co';
     const ws = (await db.query<{ id: string }>('select id from public.workspaces where slug = $1', [slug]))
       .rows[0]!.id;
@@ -71,14 +71,11 @@ test(
     await owner.goto(`${app.url}/w/${slug}`);
     const newProject = 'form:has(button:text("Add project")) input[name=name]';
     await owner.fill(newProject, 'First');
-    await owner.click('text=Add project');
-    await notice(owner, 'Project created');
+    await notice(owner, () => owner.click('text=Add project'), 'Project created');
     await owner.fill(newProject, 'Second');
-    await owner.click('text=Add project');
-    await owner.waitForURL((url) => url.searchParams.has('error'));
-    await expect(owner.textContent('p.error[role=alert]')).resolves.toContain(
-      "free plan's limit of 1 projects",
-    );
+    const refused = await flashAfter(owner, () => owner.click('text=Add project'));
+    expect(refused.kind).toBe('error');
+    expect(refused.text).toContain("free plan's limit of 1 projects");
 
     // The owner upgrades: the browser is sent to Stripe Checkout for this workspace.
     await owner.goto(`${app.url}/w/${slug}/billing`);
@@ -115,8 +112,7 @@ test(
     await expect(owner.textContent('main')).resolves.toContain('Plan: pro · status active');
     await owner.goto(`${app.url}/w/${slug}`);
     await owner.fill(newProject, 'Second');
-    await owner.click('text=Add project');
-    await notice(owner, 'Project created');
+    await notice(owner, () => owner.click('text=Add project'), 'Project created');
 
     // A failed payment: every member sees the banner; the owner gets a link to fix it.
     await deliver(

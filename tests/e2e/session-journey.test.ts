@@ -39,7 +39,7 @@ test('sign up, create a workspace, see it; the cookie session works with @supaba
 
   await page.fill('input[name=name]', 'Analytical Engines');
   await page.click('text=Create workspace');
-  await page.waitForURL('**/workspaces?created=*');
+  await page.waitForSelector('[data-flash=notice]:has-text("Workspace created")');
   await expect(page.textContent('ul[aria-label=Workspaces]')).resolves.toContain('Analytical Engines');
   await page.screenshot({ path: `${screenshots}/workspaces.png` });
 

@@ -9,6 +9,9 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { AppProcess } from '../support/app-process.js';
 import { signUpInBrowser, startBrowserSuite, type BrowserSuite } from '../support/browser-suite.js';
+import { flashAfter } from '../support/flash.js';
+
+const notice = (text: string) => ({ kind: 'notice', text });
 
 let suite: BrowserSuite;
 let app: AppProcess;
@@ -25,14 +28,16 @@ const signedIn = (email: string): Promise<Page> => signUpInBrowser(suite, email)
 test('profile and notification preferences are saved and reloaded', { timeout: 120_000 }, async () => {
   const page = await signedIn('prefs@example.com');
   await page.fill('input[name=name]', 'Muted Co');
-  await page.click('text=Create workspace');
-  await page.waitForURL('**/workspaces?created=*');
+  await expect(flashAfter(page, () => page.click('text=Create workspace'))).resolves.toEqual(
+    notice('Workspace created'),
+  );
 
   await page.goto(`${app.url}/settings/profile`);
   await page.fill('input[name=display_name]', 'Ada Lovelace');
   await page.fill('input[name=avatar_url]', 'https://example.com/ada.png');
-  await page.click('text=Save profile');
-  await page.waitForURL('**/settings/profile?notice=*');
+  await expect(flashAfter(page, () => page.click('text=Save profile'))).resolves.toEqual(
+    notice('Profile saved'),
+  );
   await page.reload();
   expect(await page.inputValue('input[name=display_name]')).toBe('Ada Lovelace');
   expect(await page.inputValue('input[name=avatar_url]')).toBe('https://example.com/ada.png');
@@ -40,8 +45,9 @@ test('profile and notification preferences are saved and reloaded', { timeout: 1
   await page.goto(`${app.url}/settings/notifications`);
   await page.check('input[name=digest_frequency][value=daily]');
   await page.check('input[name=muted]');
-  await page.click('text=Save preferences');
-  await page.waitForURL('**/settings/notifications?notice=*');
+  await expect(flashAfter(page, () => page.click('text=Save preferences'))).resolves.toEqual(
+    notice('Preferences saved'),
+  );
   await page.reload();
   expect(await page.isChecked('input[name=digest_frequency][value=daily]')).toBe(true);
   expect(await page.isChecked('input[name=muted]')).toBe(true);
@@ -55,8 +61,8 @@ test('profile and notification preferences are saved and reloaded', { timeout: 1
   await page.goto(`${app.url}/settings/profile`);
   await page.evaluate(() => document.querySelector('input[name=avatar_url]')!.setAttribute('type', 'text'));
   await page.fill('input[name=avatar_url]', 'javascript:alert(1)');
-  await page.click('text=Save profile');
-  await page.waitForURL('**/settings/profile?error=*');
+  const refused = await flashAfter(page, () => page.click('text=Save profile'));
+  expect(refused).toEqual({ kind: 'error', text: 'Use an http(s) address' });
   expect(await page.inputValue('input[name=avatar_url]')).toBe('https://example.com/ada.png');
 });
 
@@ -66,35 +72,41 @@ test(
   async () => {
     const page = await signedIn('settings@example.com');
     await page.fill('input[name=name]', 'Old Name');
-    await page.click('text=Create workspace');
-    await page.waitForURL('**/workspaces?created=*');
+    await flashAfter(page, () => page.click('text=Create workspace'));
     await page.goto(`${app.url}/w/old-name`);
     await page.fill('input[name=name]', 'Engine');
-    await page.click('text=Add project');
-    await page.waitForURL((url) => url.searchParams.get('notice') === 'Project created');
+    await expect(flashAfter(page, () => page.click('text=Add project'))).resolves.toEqual(
+      notice('Project created'),
+    );
     await page.fill('input[aria-label="Name of Engine"]', 'Difference Engine');
-    await page.click('text=Rename');
-    await page.waitForURL((url) => url.searchParams.get('notice') === 'Project renamed');
+    await expect(flashAfter(page, () => page.click('text=Rename'))).resolves.toEqual(
+      notice('Project renamed'),
+    );
     await expect(page.inputValue('input[aria-label="Name of Difference Engine"]')).resolves.toBe(
       'Difference Engine',
     );
-    await page.click('text=Delete Difference Engine');
-    await page.waitForURL((url) => url.searchParams.get('notice') === 'Project deleted');
+    await expect(flashAfter(page, () => page.click('text=Delete Difference Engine'))).resolves.toEqual(
+      notice('Project deleted'),
+    );
     await expect(page.textContent('ul[aria-label=Projects]')).resolves.toBe('');
 
     await page.goto(`${app.url}/w/old-name/settings`);
     await page.fill('input[name=name]', 'New Name');
     await page.fill('input[name=new_slug]', 'new-name');
-    await page.click('text=Save');
-    await page.waitForURL('**/w/new-name/settings?notice=*');
+    await expect(flashAfter(page, () => page.click('text=Save'))).resolves.toEqual(notice('Saved'));
+    await page.waitForURL('**/w/new-name/settings');
     await expect(page.textContent('h1')).resolves.toBe('New Name: settings');
 
     await page.fill('input[name=confirm]', 'wrong');
-    await page.click('text=Delete workspace');
-    await page.waitForURL('**/settings?error=*');
+    await expect(flashAfter(page, () => page.click('text=Delete workspace'))).resolves.toEqual({
+      kind: 'error',
+      text: 'Type new-name to confirm',
+    });
     await page.fill('input[name=confirm]', 'new-name');
-    await page.click('text=Delete workspace');
-    await page.waitForURL('**/workspaces?notice=*');
+    await expect(flashAfter(page, () => page.click('text=Delete workspace'))).resolves.toEqual(
+      notice('Workspace deleted'),
+    );
+    await page.waitForURL('**/workspaces');
     const left = await db.query(`select 1 from public.workspaces where slug = 'new-name'`);
     expect(left.rowCount).toBe(0);
   },
@@ -105,7 +117,8 @@ test('pages carry the protective headers', async () => {
     const res = await fetch(`${app.url}${page}`);
     expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    // same-origin: nothing leaves for other sites, and script-less forms still carry their Origin.
+    expect(res.headers.get('referrer-policy')).toBe('same-origin');
   }
 });
 

@@ -2,11 +2,19 @@
 // Server actions for signing up, in and out. Input is validated with a schema; the identity
 // service is called in-process; the session goes into HttpOnly cookies; failures come back to the
 // form as a clear message (the forms work without client JavaScript).
-import { headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { isHttpError } from '@/server/http/errors';
-import { readStoredSession, safeNext, services, storeSession, currentUser } from '@/app/lib/session';
+import { requestContext } from '@/app/lib/client';
+import { flash } from '@/app/lib/flash';
+import {
+  localPath,
+  readStoredSession,
+  safeNext,
+  services,
+  storeSession,
+  currentUser,
+} from '@/app/lib/session';
 
 const credentials = z.object({
   email: z
@@ -17,35 +25,33 @@ const credentials = z.object({
   next: z.string().optional(),
 });
 
-async function context() {
-  const h = await headers();
-  return { ip: h.get('x-forwarded-for')?.split(',')[0]?.trim() ?? null, userAgent: h.get('user-agent') };
-}
-
-function back(page: string, message: string, next?: string): never {
-  const query = new URLSearchParams({ error: message, ...(next ? { next } : {}) });
-  redirect(`${page}?${query}`);
+/** Back to the form with the refusal, keeping where to go afterwards (when it is a local path). */
+async function back(page: string, message: string, next?: string): Promise<never> {
+  await flash('error', message);
+  const target = localPath(next);
+  redirect(target ? `${page}?${new URLSearchParams({ next: target })}` : page);
 }
 
 export async function signUpAction(form: FormData) {
   const input = credentials.safeParse(Object.fromEntries(form));
-  if (!input.success) back('/sign-up', input.error.issues[0]!.message);
+  if (!input.success) return back('/sign-up', input.error.issues[0]!.message);
   const { identity } = services();
   let result: Awaited<ReturnType<typeof identity.signUp>>;
   try {
     result = await identity.signUp(
       { email: input.data.email, password: input.data.password },
-      await context(),
+      await requestContext(),
     );
   } catch (error) {
-    back(
+    return back(
       '/sign-up',
       isHttpError(error) ? error.message : 'Could not create the account; try again',
       input.data.next,
     );
   }
   if (!('access_token' in result)) {
-    redirect('/sign-in?notice=Check+your+e-mail+to+confirm+your+account');
+    await flash('notice', 'Check your e-mail to confirm your account');
+    redirect('/sign-in');
   }
   await storeSession(result as never);
   redirect(safeNext(input.data.next));
@@ -53,13 +59,17 @@ export async function signUpAction(form: FormData) {
 
 export async function signInAction(form: FormData) {
   const input = credentials.safeParse(Object.fromEntries(form));
-  if (!input.success) back('/sign-in', input.error.issues[0]!.message);
+  if (!input.success) return back('/sign-in', input.error.issues[0]!.message);
   const { identity } = services();
   let session: Awaited<ReturnType<typeof identity.passwordGrant>>;
   try {
-    session = await identity.passwordGrant(input.data.email, input.data.password, await context());
+    session = await identity.passwordGrant(input.data.email, input.data.password, await requestContext());
   } catch (error) {
-    back('/sign-in', isHttpError(error) ? error.message : 'Could not sign in; try again', input.data.next);
+    return back(
+      '/sign-in',
+      isHttpError(error) ? error.message : 'Could not sign in; try again',
+      input.data.next,
+    );
   }
   await storeSession(session as never);
   redirect(safeNext(input.data.next));

@@ -3,6 +3,7 @@
 // portal. Only owners may (checked in the database); refusals come back to the billing page.
 import { redirect } from 'next/navigation';
 import { z } from 'zod';
+import { flash } from '@/app/lib/flash';
 import { currentUser } from '@/app/lib/session';
 import { isHttpError } from '@/server/http/errors';
 import { getRuntime } from '@/server/runtime';
@@ -20,7 +21,10 @@ async function toStripe(form: FormData, kind: 'checkout' | 'portal'): Promise<ne
   const user = await currentUser();
   if (!user) redirect(`/sign-in?next=${encodeURIComponent(back)}`);
   const billing = getRuntime().billing;
-  if (!billing) redirect(`${back}?error=${encodeURIComponent('Billing is not configured on this server')}`);
+  if (!billing) {
+    await flash('error', 'Billing is not configured on this server');
+    redirect(back);
+  }
   let url: string;
   try {
     url =
@@ -31,7 +35,8 @@ async function toStripe(form: FormData, kind: 'checkout' | 'portal'): Promise<ne
     const message = isHttpError(error)
       ? error.message
       : 'The payment provider could not be reached; try again';
-    redirect(`${back}?error=${encodeURIComponent(message)}`);
+    await flash('error', message);
+    redirect(back);
   }
   redirect(url);
 }

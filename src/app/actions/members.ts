@@ -6,6 +6,7 @@ import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { asUser, refusalMessage } from '@/app/lib/db';
 import { runAction } from '@/app/lib/actions';
+import { flash } from '@/app/lib/flash';
 import { currentUser } from '@/app/lib/session';
 
 const uuid = z.uuid();
@@ -71,9 +72,11 @@ export async function leaveWorkspaceAction(form: FormData) {
   try {
     await asUser(user, (tx) => tx.query('select public.leave_workspace($1)', [input.data.workspace_id]));
   } catch (error) {
-    redirect(`${back(input.data.slug)}?error=${encodeURIComponent(refusalMessage(error))}`);
+    await flash('error', refusalMessage(error));
+    redirect(back(input.data.slug));
   }
-  redirect('/workspaces?notice=You+left+the+workspace');
+  await flash('notice', 'You left the workspace');
+  redirect('/workspaces');
 }
 
 export async function acceptInvitationAction(form: FormData) {
@@ -94,9 +97,11 @@ export async function acceptInvitationAction(form: FormData) {
       return r.rows[0]!.slug;
     });
   } catch (error) {
-    redirect(`${here}&error=${encodeURIComponent(refusalMessage(error))}`);
+    await flash('error', refusalMessage(error));
+    redirect(here);
   }
-  redirect(`/w/${encodeURIComponent(slug)}?notice=Welcome+to+the+workspace`);
+  await flash('notice', 'Welcome to the workspace');
+  redirect(`/w/${encodeURIComponent(slug)}`);
 }
 
 export async function declineInvitationAction(form: FormData) {
@@ -106,9 +111,9 @@ export async function declineInvitationAction(form: FormData) {
   try {
     await asUser(user, (tx) => tx.query('select public.decline_invitation($1)', [token]));
   } catch (error) {
-    redirect(
-      `/invitations/accept?token=${encodeURIComponent(token)}&error=${encodeURIComponent(refusalMessage(error))}`,
-    );
+    await flash('error', refusalMessage(error));
+    redirect(`/invitations/accept?token=${encodeURIComponent(token)}`);
   }
-  redirect('/workspaces?notice=Invitation+declined');
+  await flash('notice', 'Invitation declined');
+  redirect('/workspaces');
 }

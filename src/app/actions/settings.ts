@@ -5,6 +5,7 @@
 import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { runAction as run } from '@/app/lib/actions';
+import { flash } from '@/app/lib/flash';
 import { currentUser, services } from '@/app/lib/session';
 
 const slug = z.string().regex(/^[a-z0-9-]{1,48}$/);
@@ -28,7 +29,7 @@ export async function renameWorkspaceAction(form: FormData) {
     );
     if (r.rowCount === 0)
       throw Object.assign(new Error('Only admins and owners change workspace settings'), { code: '42501' });
-    return { redirectTo: `/w/${r.rows[0]!.slug}/settings?notice=Saved` };
+    return { notice: 'Saved', redirectTo: `/w/${r.rows[0]!.slug}/settings` };
   });
 }
 
@@ -38,7 +39,7 @@ export async function deleteWorkspaceAction(form: FormData) {
   await run(back, form, schema, async (tx, i) => {
     if (i.confirm !== i.slug) throw Object.assign(new Error(`Type ${i.slug} to confirm`), { code: '22023' });
     await tx.query('select public.delete_workspace($1)', [i.workspace_id]);
-    return { redirectTo: '/workspaces?notice=Workspace+deleted' };
+    return { notice: 'Workspace deleted', redirectTo: '/workspaces' };
   });
 }
 
@@ -78,14 +79,18 @@ export async function changePasswordAction(form: FormData) {
   const user = await currentUser();
   if (!user) redirect('/sign-in?next=/settings/profile');
   const input = z.object({ password: z.string().min(1).max(1024) }).safeParse(Object.fromEntries(form));
-  if (!input.success) redirect('/settings/profile?error=Enter+a+new+password');
+  if (!input.success) {
+    await flash('error', 'Enter a new password');
+    redirect('/settings/profile');
+  }
   try {
     await services().identity.updateCurrentUser(user.claims as never, { password: input.data.password });
   } catch (error) {
-    const message = (error as { message?: string }).message ?? 'Could not change the password';
-    redirect(`/settings/profile?error=${encodeURIComponent(message)}`);
+    await flash('error', (error as { message?: string }).message ?? 'Could not change the password');
+    redirect('/settings/profile');
   }
-  redirect('/settings/profile?notice=Password+changed');
+  await flash('notice', 'Password changed');
+  redirect('/settings/profile');
 }
 
 export async function updateNotificationsAction(form: FormData) {

@@ -7,6 +7,7 @@ import { withRls } from '@/server/db/transactions';
 import { getRuntime } from '@/server/runtime';
 import { currentUser } from '@/app/lib/session';
 import { refusalMessage } from '@/app/lib/db';
+import { flash } from '@/app/lib/flash';
 
 const createInput = z.object({
   name: z.string().trim().min(1, 'Give the workspace a name').max(100, 'Names are at most 100 characters'),
@@ -16,20 +17,20 @@ export async function createWorkspaceAction(form: FormData) {
   const user = await currentUser();
   if (!user) redirect('/sign-in?next=/workspaces');
   const input = createInput.safeParse(Object.fromEntries(form));
-  if (!input.success) redirect(`/workspaces?error=${encodeURIComponent(input.error.issues[0]!.message)}`);
-  let slug: string;
-  try {
-    slug = await withRls(getRuntime().pool, user.claims, async (tx) => {
-      const r = await tx.query<{ slug: string }>('select (public.create_workspace($1)).slug as slug', [
-        input.data.name,
-      ]);
-      return r.rows[0]!.slug;
-    });
-  } catch (error) {
-    const message = (error as { message?: string }).message ?? 'Could not create the workspace';
-    redirect(`/workspaces?error=${encodeURIComponent(message)}`);
+  if (!input.success) {
+    await flash('error', input.error.issues[0]!.message);
+    redirect('/workspaces');
   }
-  redirect(`/workspaces?created=${encodeURIComponent(slug)}`);
+  try {
+    await withRls(getRuntime().pool, user.claims, (tx) =>
+      tx.query('select public.create_workspace($1)', [input.data.name]),
+    );
+  } catch (error) {
+    await flash('error', refusalMessage(error));
+    redirect('/workspaces');
+  }
+  await flash('notice', 'Workspace created');
+  redirect('/workspaces');
 }
 
 const projectInput = z.object({
@@ -43,8 +44,10 @@ export async function createProjectAction(form: FormData) {
   const user = await currentUser();
   if (!user) redirect(`/sign-in?next=/w/${encodeURIComponent(slug)}`);
   const input = projectInput.safeParse(Object.fromEntries(form));
-  if (!input.success)
-    redirect(`/w/${encodeURIComponent(slug)}?error=${encodeURIComponent(input.error.issues[0]!.message)}`);
+  if (!input.success) {
+    await flash('error', input.error.issues[0]!.message);
+    redirect(`/w/${encodeURIComponent(slug)}`);
+  }
   try {
     await withRls(getRuntime().pool, user.claims, (tx) =>
       tx.query('insert into public.projects (workspace_id, name) values ($1, $2)', [
@@ -53,7 +56,9 @@ export async function createProjectAction(form: FormData) {
       ]),
     );
   } catch (error) {
-    redirect(`/w/${encodeURIComponent(slug)}?error=${encodeURIComponent(refusalMessage(error))}`);
+    await flash('error', refusalMessage(error));
+    redirect(`/w/${encodeURIComponent(slug)}`);
   }
-  redirect(`/w/${encodeURIComponent(slug)}?notice=Project+created`);
+  await flash('notice', 'Project created');
+  redirect(`/w/${encodeURIComponent(slug)}`);
 }

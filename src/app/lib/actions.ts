@@ -4,12 +4,14 @@
 import { redirect } from 'next/navigation';
 import type { z } from 'zod';
 import { asUser, refusalMessage } from '@/app/lib/db';
+import { flash } from '@/app/lib/flash';
 import { currentUser } from '@/app/lib/session';
 import type { Tx } from '@/server/db/transactions';
 
-export type Outcome = { notice: string } | { redirectTo: string };
+/** What the next page says, and which page that is (`back` unless given). */
+export type Outcome = { notice: string; redirectTo?: string };
 
-/** `back` is the page to return to (with ?notice= or ?error=). */
+/** `back` is the page to return to; the notice or refusal goes with it as a flash message. */
 export async function runAction<S extends z.ZodType>(
   back: string,
   form: FormData,
@@ -19,14 +21,17 @@ export async function runAction<S extends z.ZodType>(
   const user = await currentUser();
   if (!user) redirect(`/sign-in?next=${encodeURIComponent(back)}`);
   const input = schema.safeParse(Object.fromEntries(form));
-  if (!input.success)
-    redirect(`${back}?error=${encodeURIComponent(input.error.issues[0]?.message ?? 'Invalid input')}`);
+  if (!input.success) {
+    await flash('error', input.error.issues[0]?.message ?? 'Invalid input');
+    redirect(back);
+  }
   let outcome: Outcome;
   try {
     outcome = await asUser(user, (tx) => work(tx, input.data));
   } catch (error) {
-    redirect(`${back}?error=${encodeURIComponent(refusalMessage(error))}`);
+    await flash('error', refusalMessage(error));
+    redirect(back);
   }
-  if ('redirectTo' in outcome) redirect(outcome.redirectTo);
-  redirect(`${back}?notice=${encodeURIComponent(outcome.notice)}`);
+  await flash('notice', outcome.notice);
+  redirect(outcome.redirectTo ?? back);
 }

@@ -76,9 +76,5 @@ export async function requireUser(path: string): Promise<SignedIn> {
   redirect(`/sign-in?next=${encodeURIComponent(path)}`);
 }
 
-/** Only same-site paths may be redirect targets (no open redirects). */
-export function safeNext(next: string | null | undefined, fallback = '/workspaces'): string {
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : fallback;
-}
-
 export { services };
+export { localPath, safeNext } from '@/app/lib/redirect-target';

@@ -1,6 +1,8 @@
 // Sign-in page: e-mail and password, posted to a server action (works without client JavaScript).
 import Link from 'next/link';
 import { signInAction } from '@/app/actions/auth';
+import { Flash } from '@/app/components/flash';
+import { localPath } from '@/app/lib/redirect-target';
 
 export const metadata = { title: 'Sign in' };
 
@@ -9,16 +11,13 @@ export default async function SignInPage({
 }: {
   searchParams: Promise<Record<string, string | undefined>>;
 }) {
-  const { error, notice, next } = await searchParams;
+  const { next: requested } = await searchParams;
+  // Carried on only when it is a path of this app; the action checks it again.
+  const next = localPath(requested);
   return (
     <section className="card" style={{ maxWidth: '28rem' }}>
       <h1>Sign in</h1>
-      {error ? (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      ) : null}
-      {notice ? <p role="status">{notice}</p> : null}
+      <Flash />
       <form action={signInAction} className="stack">
         <input type="hidden" name="next" value={next ?? ''} />
         <label>

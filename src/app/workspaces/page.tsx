@@ -2,6 +2,7 @@
 // one.
 import Link from 'next/link';
 import { createWorkspaceAction } from '@/app/actions/workspaces';
+import { Flash } from '@/app/components/flash';
 import { requireUser } from '@/app/lib/session';
 import { withRls } from '@/server/db/transactions';
 import { getRuntime } from '@/server/runtime';
@@ -16,13 +17,8 @@ interface Row {
   role: string;
 }
 
-export default async function WorkspacesPage({
-  searchParams,
-}: {
-  searchParams: Promise<Record<string, string | undefined>>;
-}) {
+export default async function WorkspacesPage() {
   const user = await requireUser('/workspaces');
-  const { error, created, notice } = await searchParams;
   const workspaces = await withRls(getRuntime().pool, user.claims, async (tx) => {
     const r = await tx.query<Row>(
       `select w.id, w.name, w.slug, m.role from public.workspaces w
@@ -35,13 +31,7 @@ export default async function WorkspacesPage({
     <>
       <h1>Your workspaces</h1>
       <p className="muted">Signed in as {user.email}</p>
-      {error ? (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      ) : null}
-      {created ? <p role="status">Workspace created.</p> : null}
-      {notice ? <p role="status">{notice}</p> : null}
+      <Flash />
       {workspaces.length === 0 ? (
         <p>You are not in any workspace yet. Create one, or accept an invitation.</p>
       ) : (

@@ -1,5 +1,7 @@
 // In charge of naming the client's address for per-address limits. Forwarded headers are only
-// believed when TRUST_PROXY says a proxy we run sets them; otherwise anyone could forge them.
+// believed when TRUST_PROXY says a proxy we run sets them; otherwise anyone could forge them. Even
+// then only a well-formed IP address is taken: the address is stored as `inet` and keys limits.
+import { isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 
 export function clientAddress(
@@ -8,13 +10,17 @@ export function clientAddress(
   trustProxy: boolean,
 ): string | null {
   if (trustProxy) {
-    const forwarded = headers.get('x-forwarded-for')?.split(',')[0]?.trim();
-    if (forwarded) return stripIpv4Mapping(forwarded);
+    const forwarded = ipAddress(headers.get('x-forwarded-for')?.split(',')[0]);
+    if (forwarded) return forwarded;
   }
-  const remote = incoming?.socket?.remoteAddress;
-  return remote ? stripIpv4Mapping(remote) : null;
+  return ipAddress(incoming?.socket?.remoteAddress);
 }
 
-function stripIpv4Mapping(address: string): string {
-  return address.startsWith('::ffff:') ? address.slice(7) : address;
+/** `value` as a plain IP address (IPv4-mapped IPv6 unwrapped), or null when it is not one. */
+export function ipAddress(value: string | null | undefined): string | null {
+  const address = value?.trim();
+  // Zone ids ("fe80::1%eth0") pass isIP but not PostgreSQL's inet.
+  if (!address || address.length > 45 || address.includes('%') || !isIP(address)) return null;
+  const unmapped = address.toLowerCase().startsWith('::ffff:') ? address.slice(7) : address;
+  return isIP(unmapped) ? unmapped : address;
 }

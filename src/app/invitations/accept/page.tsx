@@ -2,6 +2,7 @@
 // back here. Signed in: accept or decline; expired, revoked and wrong-account links say so.
 import Link from 'next/link';
 import { acceptInvitationAction, declineInvitationAction } from '@/app/actions/members';
+import { Flash } from '@/app/components/flash';
 import { currentUser } from '@/app/lib/session';
 
 export const dynamic = 'force-dynamic';
@@ -12,17 +13,13 @@ export default async function AcceptInvitationPage({
 }: {
   searchParams: Promise<Record<string, string | undefined>>;
 }) {
-  const { token = '', error } = await searchParams;
+  const { token = '' } = await searchParams;
   const user = await currentUser();
   const here = `/invitations/accept?token=${encodeURIComponent(token)}`;
   return (
     <section className="card" style={{ maxWidth: '32rem' }}>
       <h1>You are invited to a workspace</h1>
-      {error ? (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      ) : null}
+      <Flash />
       {!token ? <p className="error">This link is incomplete: open it from the invitation e-mail.</p> : null}
       {user ? (
         <>

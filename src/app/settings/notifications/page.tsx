@@ -2,16 +2,12 @@
 import { updateNotificationsAction } from '@/app/actions/settings';
 import { asUser } from '@/app/lib/db';
 import { requireUser } from '@/app/lib/session';
-import { Flash } from '@/app/w/[slug]/flash';
+import { Flash } from '@/app/components/flash';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Notifications' };
 
-export default async function NotificationsPage({
-  searchParams,
-}: {
-  searchParams: Promise<Record<string, string | undefined>>;
-}) {
+export default async function NotificationsPage() {
   const user = await requireUser('/settings/notifications');
   const { prefs, workspaces } = await asUser(user, async (tx) => ({
     prefs: (
@@ -26,7 +22,7 @@ export default async function NotificationsPage({
   return (
     <>
       <h1>Notifications</h1>
-      <Flash searchParams={await searchParams} />
+      <Flash />
       <form action={updateNotificationsAction} className="card stack">
         <fieldset>
           <legend>Activity digest</legend>

@@ -2,16 +2,12 @@
 import { changePasswordAction, updateProfileAction } from '@/app/actions/settings';
 import { asUser } from '@/app/lib/db';
 import { requireUser } from '@/app/lib/session';
-import { Flash } from '@/app/w/[slug]/flash';
+import { Flash } from '@/app/components/flash';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Profile' };
 
-export default async function ProfilePage({
-  searchParams,
-}: {
-  searchParams: Promise<Record<string, string | undefined>>;
-}) {
+export default async function ProfilePage() {
   const user = await requireUser('/settings/profile');
   const profile = await asUser(user, async (tx) => {
     const r = await tx.query<{ email: string; display_name: string | null; avatar_url: string | null }>(
@@ -22,7 +18,7 @@ export default async function ProfilePage({
   return (
     <>
       <h1>Profile</h1>
-      <Flash searchParams={await searchParams} />
+      <Flash />
       <section className="card">
         <form action={updateProfileAction} className="stack">
           <p className="muted">E-mail: {profile.email}</p>

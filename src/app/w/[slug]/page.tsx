@@ -3,18 +3,12 @@
 import { deleteProjectAction, updateProjectAction } from '@/app/actions/settings';
 import { createProjectAction } from '@/app/actions/workspaces';
 import { asUser, requireWorkspace } from '@/app/lib/db';
-import { Flash } from '@/app/w/[slug]/flash';
+import { Flash } from '@/app/components/flash';
 import { WorkspaceNav } from '@/app/w/[slug]/nav';
 
 export const dynamic = 'force-dynamic';
 
-export default async function WorkspacePage({
-  params,
-  searchParams,
-}: {
-  params: Promise<{ slug: string }>;
-  searchParams: Promise<Record<string, string | undefined>>;
-}) {
+export default async function WorkspacePage({ params }: { params: Promise<{ slug: string }> }) {
   const { user, workspace } = await requireWorkspace(params);
   const { projects, activity } = await asUser(user, async (tx) => ({
     projects: (
@@ -43,7 +37,7 @@ export default async function WorkspacePage({
     <>
       <h1>{workspace.name}</h1>
       <WorkspaceNav slug={workspace.slug} current="" role={workspace.role} pastDue={workspace.pastDue} />
-      <Flash searchParams={await searchParams} />
+      <Flash />
       <section className="card" aria-labelledby="projects">
         <h2 id="projects">Projects</h2>
         {projects.length === 0 ? <p className="muted">No projects yet.</p> : null}

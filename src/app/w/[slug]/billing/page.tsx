@@ -3,19 +3,13 @@
 import { openPortalAction, startCheckoutAction } from '@/app/actions/billing';
 import { asUser, requireWorkspace } from '@/app/lib/db';
 import { getRuntime } from '@/server/runtime';
-import { Flash } from '@/app/w/[slug]/flash';
+import { Flash } from '@/app/components/flash';
 import { WorkspaceNav } from '@/app/w/[slug]/nav';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Billing' };
 
-export default async function BillingPage({
-  params,
-  searchParams,
-}: {
-  params: Promise<{ slug: string }>;
-  searchParams: Promise<Record<string, string | undefined>>;
-}) {
+export default async function BillingPage({ params }: { params: Promise<{ slug: string }> }) {
   const { user, workspace } = await requireWorkspace(params, '/billing');
   const subscription = await asUser(user, async (tx) => {
     const r = await tx.query<{
@@ -41,7 +35,7 @@ export default async function BillingPage({
         role={workspace.role}
         pastDue={workspace.pastDue}
       />
-      <Flash searchParams={await searchParams} />
+      <Flash />
       <section className="card">
         <p>
           Plan: <strong>{subscription?.plan ?? 'free'}</strong> · status {subscription?.status ?? 'active'}

@@ -9,20 +9,14 @@ import {
   revokeInvitationAction,
 } from '@/app/actions/members';
 import { asUser, requireWorkspace } from '@/app/lib/db';
-import { Flash } from '@/app/w/[slug]/flash';
+import { Flash } from '@/app/components/flash';
 import { WorkspaceNav } from '@/app/w/[slug]/nav';
 
 export const dynamic = 'force-dynamic';
 
 const ROLES = ['viewer', 'member', 'admin', 'owner'] as const;
 
-export default async function MembersPage({
-  params,
-  searchParams,
-}: {
-  params: Promise<{ slug: string }>;
-  searchParams: Promise<Record<string, string | undefined>>;
-}) {
+export default async function MembersPage({ params }: { params: Promise<{ slug: string }> }) {
   const { user, workspace } = await requireWorkspace(params, '/members');
   const manage = workspace.role === 'admin' || workspace.role === 'owner';
   const { members, invitations } = await asUser(user, async (tx) => ({
@@ -59,7 +53,7 @@ export default async function MembersPage({
         role={workspace.role}
         pastDue={workspace.pastDue}
       />
-      <Flash searchParams={await searchParams} />
+      <Flash />
       <section className="card" aria-labelledby="members">
         <h2 id="members">Members</h2>
         <table aria-label="Members">

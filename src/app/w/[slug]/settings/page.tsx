@@ -1,19 +1,13 @@
 // Workspace settings: name and slug (admins and owners), and deletion (owners, with confirmation).
 import { deleteWorkspaceAction, renameWorkspaceAction } from '@/app/actions/settings';
 import { requireWorkspace } from '@/app/lib/db';
-import { Flash } from '@/app/w/[slug]/flash';
+import { Flash } from '@/app/components/flash';
 import { WorkspaceNav } from '@/app/w/[slug]/nav';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Workspace settings' };
 
-export default async function SettingsPage({
-  params,
-  searchParams,
-}: {
-  params: Promise<{ slug: string }>;
-  searchParams: Promise<Record<string, string | undefined>>;
-}) {
+export default async function SettingsPage({ params }: { params: Promise<{ slug: string }> }) {
   const { workspace } = await requireWorkspace(params, '/settings');
   const canEdit = workspace.role === 'admin' || workspace.role === 'owner';
   return (
@@ -25,7 +19,7 @@ export default async function SettingsPage({
         role={workspace.role}
         pastDue={workspace.pastDue}
       />
-      <Flash searchParams={await searchParams} />
+      <Flash />
       <section className="card" aria-labelledby="general">
         <h2 id="general">Name and address</h2>
         {canEdit ? (

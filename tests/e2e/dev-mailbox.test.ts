@@ -1,0 +1,168 @@
+// Local mode as `npm start` runs it (embedded PostgreSQL, generated secrets): it listens on
+// loopback only unless HOST says otherwise, and even when it listens on every address its
+// development mailbox (every tenant's invitation links) is served only to this machine. A remote
+// browser gets 404, whatever X-Forwarded-For it sends, and also when it reaches the mailbox as
+// the redirect target of a server action, which Next.js renders by requesting it from itself.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { launchBrowser } from '../support/browser.js';
+
+const screenshots = 'test-results/screenshots';
+let dataDir: string;
+let port: number;
+let browser: Browser;
+let running: ChildProcess | undefined;
+
+/** An address of this machine that is not loopback, so a connection to it is not from loopback. */
+function externalAddress(): string {
+  const found = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal);
+  if (!found) throw new Error('this test needs a network interface besides loopback');
+  return found.address;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+/** Starts the process in local mode (no DATABASE_URL) on the shared data folder. */
+async function startLocal(extra: Record<string, string> = {}): Promise<void> {
+  await stopLocal(); // one at a time, even when an earlier test failed half-way
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    SCHEDULER: 'off',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+  for (const name of ['DATABASE_URL', 'HOST', 'APP_URL', 'AUTH_URL', 'SMTP_URL', 'TRUST_PROXY']) {
+    if (!(name in extra)) delete env[name];
+  }
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  running = child;
+  for (let i = 0; i < 600; i++) {
+    const ok = await fetch(`http://127.0.0.1:${port}/api/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    if (child.exitCode !== null) throw new Error(`the app exited with code ${child.exitCode}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('the app did not start');
+}
+
+async function stopLocal(): Promise<void> {
+  const child = running;
+  running = undefined;
+  if (!child || child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await new Promise((resolve) => child.once('exit', resolve));
+}
+
+beforeAll(async () => {
+  mkdirSync(screenshots, { recursive: true });
+  dataDir = mkdtempSync(path.join(tmpdir(), 'tenantry-local-'));
+  // When tests run as root the embedded cluster runs as 'postgres', which must reach this folder.
+  chmodSync(dataDir, 0o755);
+  port = await freePort();
+  browser = await launchBrowser();
+}, 120_000);
+afterAll(async () => {
+  await stopLocal();
+  await browser?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+test(
+  'by default local mode listens on loopback only, and serves the mailbox there',
+  { timeout: 300_000 },
+  async () => {
+    await startLocal();
+    const local = await fetch(`http://127.0.0.1:${port}/dev/mailbox`);
+    expect(local.status).toBe(200);
+    await expect(local.text()).resolves.toContain('Development mailbox');
+    await expect(fetch(`http://${externalAddress()}:${port}/api/health`)).rejects.toThrow();
+    await stopLocal();
+  },
+);
+
+test(
+  'listening on every address, the mailbox is still for this machine only',
+  { timeout: 300_000 },
+  async () => {
+    await startLocal({ HOST: '0.0.0.0' });
+    const local = `http://127.0.0.1:${port}`;
+    const remote = `http://${externalAddress()}:${port}`;
+    const { PROJECT_API_KEY: key } = JSON.parse(
+      readFileSync(path.join(dataDir, 'dev-secrets.json'), 'utf8'),
+    ) as {
+      PROJECT_API_KEY: string;
+    };
+
+    // Someone invites a colleague: the invitation link lands in the outbox.
+    const signUp = await fetch(`${local}/auth/v1/signup`, {
+      method: 'POST',
+      headers: { apikey: key, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'owner@example.com', password: 'correct horse battery' }),
+    });
+    const { access_token: token } = (await signUp.json()) as { access_token: string };
+    const rpc = (name: string, body: unknown) =>
+      fetch(`${local}/rest/v1/rpc/${name}`, {
+        method: 'POST',
+        headers: { apikey: key, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json() as Promise<{ id: string }>);
+    const ws = await rpc('create_workspace', { name: 'Secret Plans' });
+    await rpc('invite_member', { workspace_id: ws.id, email: 'colleague@example.com', role: 'member' });
+
+    const mine = await fetch(`${local}/dev/mailbox`);
+    expect(mine.status).toBe(200);
+    await expect(mine.text()).resolves.toContain('colleague@example.com');
+
+    // From another machine: not found, whatever the headers claim.
+    const forged: Record<string, string>[] = [
+      {},
+      { 'x-forwarded-for': '127.0.0.1' },
+      { 'x-real-ip': '127.0.0.1', forwarded: 'for=127.0.0.1' },
+      { 'x-tenantry-client-address': 'AAAA 127.0.0.1 127.0.0.1' },
+    ];
+    for (const headers of forged) {
+      const res = await fetch(`${remote}/dev/mailbox`, { headers });
+      expect(res.status, JSON.stringify(headers)).toBe(404);
+      await expect(res.text()).resolves.not.toContain('colleague@example.com');
+    }
+
+    // Nor as where sign-in sends a remote browser (rendered by the server requesting it from itself).
+    const context = await browser.newContext();
+    context.setDefaultTimeout(15_000);
+    const page = await context.newPage();
+    await page.goto(`${remote}/sign-in?next=${encodeURIComponent('/dev/mailbox')}`);
+    await page.fill('input[name=email]', 'owner@example.com');
+    await page.fill('input[name=password]', 'correct horse battery');
+    await page.click('button[type=submit]');
+    await page.waitForURL('**/dev/mailbox');
+    await expect(page.textContent('h1')).resolves.toBe('Page not found');
+    await expect(page.innerText('body')).resolves.not.toContain('colleague@example.com');
+    await page.screenshot({ path: `${screenshots}/dev-mailbox-remote.png` });
+    await page.reload();
+    await expect(page.textContent('h1')).resolves.toBe('Page not found');
+    await context.close();
+    await stopLocal();
+  },
+);
