@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { newPage, signUpInBrowser, startBrowserSuite, type BrowserSuite } from '../support/browser-suite.js';
+import { flashAfter } from '../support/flash.js';
 import { startStripeStandIn, type StripeStandIn } from '../support/stripe-api.js';
 import { checkoutCompleted, envelope, invoiceObject, sign } from '../support/stripe-events.js';
 
@@ -65,8 +66,10 @@ test(
   async () => {
     const owner = await signUpInBrowser(suite, 'links-owner@example.com');
     await owner.fill('input[name=name]', 'Links Co');
-    await owner.click('text=Create workspace');
-    await owner.waitForURL('**/workspaces?created=*');
+    expect(await flashAfter(owner, () => owner.click('text=Create workspace'))).toEqual({
+      kind: 'notice',
+      text: 'Workspace created',
+    });
     const ws = (await db.query<{ id: string }>(`select id from public.workspaces where slug = 'links-co'`))
       .rows[0]!.id;
     await standInForStripePages(owner);
