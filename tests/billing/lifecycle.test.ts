@@ -2,12 +2,12 @@
 // Stripe API and signed with the stripe SDK: provisioning, plan changes, failed and recovered
 // payments (with owner e-mails), cancellation, and order safety.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { call, startTestServer, type TestServer } from '../support/server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 import {
   checkoutCompleted,
+  deliverEvent,
   envelope,
   invoiceObject,
-  sign,
   subscriptionObject,
 } from '../support/stripe-events.js';
 import { createUser, rpc } from '../support/tenancy.js';
@@ -20,14 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
-async function deliver(event: ReturnType<typeof envelope>) {
-  const body = JSON.stringify(event);
-  return call(server, 'POST', '/api/billing/webhook', {
-    rawBody: body,
-    apikey: null,
-    headers: { 'stripe-signature': sign(body, server.config.paymentWebhookSecret) },
-  });
-}
+const deliver = (event: ReturnType<typeof envelope>) => deliverEvent(server, event);
 
 async function newWorkspace() {
   const owner = await createUser(server.pool, 'billing-owner');

@@ -3,12 +3,12 @@
 // metadata links only a workspace without a customer; an event that would cross workspaces is
 // refused (200, nothing applied, recorded as failed with the reason).
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { call, startTestServer, type TestServer } from '../support/server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 import {
   checkoutCompleted,
+  deliverEvent,
   envelope,
   invoiceObject,
-  sign,
   subscriptionObject,
 } from '../support/stripe-events.js';
 import { createUser, rpc } from '../support/tenancy.js';
@@ -21,14 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
-async function deliver(event: ReturnType<typeof envelope>) {
-  const body = JSON.stringify(event);
-  return call(server, 'POST', '/api/billing/webhook', {
-    rawBody: body,
-    apikey: null,
-    headers: { 'stripe-signature': sign(body, server.config.paymentWebhookSecret) },
-  });
-}
+const deliver = (event: ReturnType<typeof envelope>) => deliverEvent(server, event);
 
 const now = () => Math.floor(Date.now() / 1000);
 const tag = () => Math.random().toString(36).slice(2, 10);

@@ -2,6 +2,7 @@
 // the real stripe SDK's generateTestHeaderString.
 import Stripe from 'stripe';
 import { randomBytes } from 'node:crypto';
+import { call, type TestServer } from './server.js';
 
 export const API_VERSION = '2026-10-28.endive';
 
@@ -34,6 +35,16 @@ export function sign(payload: string, secret: string, timestamp?: number): strin
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /** checkout.session.completed for a subscription checkout of `workspaceId`. */
+/** Delivers an event to the server's webhook, signed with its endpoint secret. */
+export async function deliverEvent(server: TestServer, event: ReturnType<typeof envelope>) {
+  const body = JSON.stringify(event);
+  return call(server, 'POST', '/api/billing/webhook', {
+    rawBody: body,
+    apikey: null,
+    headers: { 'stripe-signature': sign(body, server.config.paymentWebhookSecret) },
+  });
+}
+
 export function checkoutCompleted(workspaceId: string, customer: string, subscription: string) {
   return {
     id: `cs_test_${randomBytes(8).toString('hex')}`,
