@@ -1,9 +1,10 @@
 // In charge of running a data-API request, and the only module that touches the database.
 // prepare() is pure: it plans the request against a schema, within the request limits, and
-// writes its one SQL statement; execute() runs that statement in one withRls transaction as the
-// caller (read-only for GET/HEAD) and hands the single result row to response.ts.
+// writes its one SQL statement; execute() runs that statement as the caller in one transaction
+// (read-only for GET/HEAD), sent with the caller's settings as one message, and hands the single
+// result row to response.ts.
 import { statementTimeoutOf, type Pool } from '../db/pool.js';
-import { withReadTimeout, withRls, type Claims } from '../db/transactions.js';
+import { runAsCaller, type Claims } from '../db/transactions.js';
 import { HttpError } from '../http/errors.js';
 import {
   findTable,
@@ -190,24 +191,23 @@ function prepareCall(
  */
 const READ_TIMEOUT_MARGIN_MS = 2000;
 
-/** Runs the prepared statement as the caller, in one transaction. */
+/** Runs the prepared statement as the caller, in one transaction and (for reads) one round trip. */
 export async function execute(pool: Pool, claims: Claims, prepared: Prepared): Promise<ResultRow> {
   const { query, readOnly } = prepared;
-  const readTimeout = statementTimeoutOf(pool) + READ_TIMEOUT_MARGIN_MS;
-  return withRls(
-    pool,
-    claims,
-    async (tx) => {
-      const result = await tx.query<ResultRow>(withReadTimeout(query.text, readTimeout, query.values));
-      const row = result.rows[0] ?? { body: null, rows: 0 };
-      // Checked before commit: a write whose answer is too large changes nothing.
-      if (prepared.maxBodyBytes !== undefined && row.body === null && Number(row.body_bytes) > 0) {
-        throw responseTooLarge(Number(row.body_bytes), prepared.maxBodyBytes);
-      }
-      // Checked before commit: a .single() write that touched 0 or 2+ rows must change nothing.
-      if (prepared.expectOne && row.rows !== 1) throw notOneRow(row.rows);
-      return row;
-    },
-    { readOnly },
-  );
+  const check = (found: Record<string, unknown> | undefined): ResultRow => {
+    const row = (found ?? { body: null, rows: 0 }) as unknown as ResultRow;
+    if (prepared.maxBodyBytes !== undefined && row.body === null && Number(row.body_bytes) > 0) {
+      throw responseTooLarge(Number(row.body_bytes), prepared.maxBodyBytes);
+    }
+    if (prepared.expectOne && row.rows !== 1) throw notOneRow(row.rows);
+    return row;
+  };
+  const options = { readOnly, readTimeoutMs: statementTimeoutOf(pool) + READ_TIMEOUT_MARGIN_MS };
+  // A read commits in the same message: refusing its answer afterwards undoes nothing because it
+  // changed nothing. A write is checked first (too large, or not exactly one row for .single()),
+  // so a refused write changes nothing; its commit is a second round trip.
+  if (readOnly) return check(await runAsCaller(pool, claims, query, options));
+  let row: ResultRow | undefined;
+  await runAsCaller(pool, claims, query, { ...options, beforeCommit: (found) => void (row = check(found)) });
+  return row!;
 }

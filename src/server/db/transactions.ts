@@ -2,6 +2,7 @@
 // exactly as PostgREST does it) and withService (the narrow, RLS-bypassing path for trusted
 // server work such as the identity service itself). Both run one transaction per call.
 import type { QueryConfig } from 'pg';
+import { inlineParameters, sqlLiteral } from './literals.js';
 import { statementTimeoutOf, type Pool, type PoolClient } from './pool.js';
 
 /** The database roles a request can act as; anything else is refused before reaching SQL. */
@@ -105,4 +106,72 @@ export function withRls<T>(
  */
 export function withService<T>(pool: Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return inTransaction(pool, async () => undefined, fn);
+}
+
+export interface Statement {
+  text: string;
+  values: readonly unknown[];
+}
+
+export interface OneMessageOptions {
+  readOnly: boolean;
+  /** the driver gives up on an answer after this long (the connection is then destroyed) */
+  readTimeoutMs: number;
+  /**
+   * Checked before the transaction commits; throwing rolls it back. Without it the commit rides in
+   * the same message: one round trip. With it, the commit is a second one.
+   */
+  beforeCommit?: (row: Record<string, unknown> | undefined) => void;
+}
+
+/**
+ * withRls for one statement, in one simple-protocol message: begin, the caller's role, claims and
+ * statement timeout, the statement (its values as literals from literals.ts), and the commit,
+ * unless a check must see the result first. PostgreSQL runs the message's statements in order and
+ * skips the rest after an error, leaving the transaction aborted, which the rollback below ends.
+ */
+export async function runAsCaller(
+  pool: Pool,
+  claims: Claims,
+  statement: Statement,
+  options: OneMessageOptions,
+): Promise<Record<string, unknown> | undefined> {
+  if (!REQUEST_ROLES.includes(claims.role)) {
+    throw new Error(`Refusing to run as unknown role ${String(claims.role)}`);
+  }
+  const settings =
+    `select set_config('request.jwt.claims', ${sqlLiteral(JSON.stringify(claims))}, true), ` +
+    `set_config('role', ${sqlLiteral(claims.role)}, true), ` +
+    `set_config('statement_timeout', ${sqlLiteral(String(statementTimeoutOf(pool)))}, true)`;
+  const body = inlineParameters(statement.text, statement.values);
+  const commitNow = !options.beforeCommit;
+  const message = `begin${options.readOnly ? ' read only' : ''}; ${settings}; ${body}${commitNow ? '; commit' : ''}`;
+
+  const tx = await pool.connect();
+  let broken = false;
+  const onError = () => {
+    broken = true;
+  };
+  tx.on('error', onError);
+  try {
+    const results = (await tx.query(withReadTimeout(message, options.readTimeoutMs))) as unknown as {
+      rows: Record<string, unknown>[];
+    }[];
+    const row = results[2]?.rows[0];
+    if (options.beforeCommit) {
+      options.beforeCommit(row);
+      await tx.query('commit');
+    }
+    return row;
+  } catch (error) {
+    try {
+      await tx.query(withReadTimeout('rollback', ROLLBACK_TIMEOUT_MS));
+    } catch {
+      broken = true;
+    }
+    throw error;
+  } finally {
+    tx.off('error', onError);
+    tx.release(broken);
+  }
 }

@@ -43,10 +43,19 @@ export interface TokenSigner {
   key: Uint8Array;
   issuer: string;
   ttlSeconds: number;
+  /** the key imported once for WebCrypto, instead of on every verification */
+  verifyKey: Promise<CryptoKey>;
+  /** tokens already verified, until they expire: clients send the same token with every request */
+  verified: Map<string, AccessTokenClaims>;
 }
 
+/** Verified tokens remembered at most (the oldest is forgotten first); about 1 kB each. */
+const VERIFIED_TOKENS = 10_000;
+
 export function createTokenSigner(secret: string, issuer: string, ttlSeconds: number): TokenSigner {
-  return { key: new TextEncoder().encode(secret), issuer, ttlSeconds };
+  const key = new TextEncoder().encode(secret);
+  const verifyKey = crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+  return { key, issuer, ttlSeconds, verifyKey, verified: new Map() };
 }
 
 export async function signAccessToken(
@@ -78,9 +87,24 @@ export async function signAccessToken(
 
 /** Verifies a user access token; any failure is a 401 bad_jwt naming the reason. */
 export async function verifyAccessToken(signer: TokenSigner, token: string): Promise<AccessTokenClaims> {
+  // The same string verified before is the same signature over the same claims: only its expiry
+  // can have changed. (Sessions are not consulted here, so remembering changes nothing else.)
+  const known = signer.verified.get(token);
+  if (known) {
+    if (known.exp > Math.floor(Date.now() / 1000)) return known;
+    signer.verified.delete(token);
+    throw errors.badJwt('token is expired');
+  }
+  const claims = await verifySignedToken(signer, token);
+  signer.verified.set(token, claims);
+  if (signer.verified.size > VERIFIED_TOKENS) signer.verified.delete(signer.verified.keys().next().value!);
+  return claims;
+}
+
+async function verifySignedToken(signer: TokenSigner, token: string): Promise<AccessTokenClaims> {
   let payload: Record<string, unknown>;
   try {
-    ({ payload } = await jwtVerify(token, signer.key, { algorithms: ['HS256'] }));
+    ({ payload } = await jwtVerify(token, await signer.verifyKey, { algorithms: ['HS256'] }));
   } catch (error) {
     if (error instanceof joseErrors.JWTExpired) throw errors.badJwt('token is expired');
     if (error instanceof joseErrors.JWSSignatureVerificationFailed)
