@@ -1,15 +1,61 @@
 // In charge of the identity service as one object for its callers (the /auth/v1 routes, the web
 // app's server actions): it holds the dependencies and hands each operation to its flow module in
 // flows/, one per GoTrue endpoint family. No logic lives here.
-import type { AccessTokenClaims } from './access-tokens.js';
+import type { Config } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import type { AccessTokenClaims, TokenSigner } from './access-tokens.js';
 import * as admin from './flows/admin.js';
 import type { IdentityDeps, RequestContext, TokenResponse } from './flows/context.js';
 import * as signup from './flows/signup.js';
 import * as grants from './flows/token-grants.js';
 import * as user from './flows/user.js';
+import { createOneTimeTokenKey } from './one-time-tokens.js';
+import { createRedirectPolicy } from './redirects.js';
+import { createRefreshTokenKey } from './refresh-tokens.js';
 import type { LogoutScope } from './sessions.js';
 
 export type { IdentityDeps, IdentitySettings, RequestContext, TokenResponse } from './flows/context.js';
+
+/** The service's dependencies from the process configuration. */
+export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner): IdentityDeps {
+  const email = config.authEmail;
+  return {
+    pool,
+    signer,
+    refreshKey: createRefreshTokenKey(config.jwtSecret),
+    settings: {
+      autoconfirm: config.autoconfirm,
+      disableSignup: config.disableSignup,
+      minPasswordLength: config.minPasswordLength,
+      refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+      refreshTokenReuseIntervalSeconds: config.refreshTokenReuseIntervalSeconds,
+      rateLimits: config.rateLimits,
+      otpMaxAttempts: email.otpMaxAttempts,
+      secureEmailChange: email.secureEmailChange,
+      securePasswordChange: email.securePasswordChange,
+    },
+    redirects: createRedirectPolicy({
+      siteUrl: email.siteUrl,
+      appUrl: config.appUrl,
+      allowList: email.uriAllowList,
+    }),
+    email: {
+      tokenKey: createOneTimeTokenKey(config.jwtSecret),
+      otpLength: email.otpLength,
+      otpExpirySeconds: email.otpExpirySeconds,
+      authUrl: config.authUrl,
+      mail: {
+        productName: email.productName,
+        siteUrl: email.siteUrl,
+        templates: email.templates,
+        maxFrequencySeconds: email.maxFrequencySeconds,
+        emailSentPerHour: config.rateLimits.emailSentPerHour,
+        countEmailsSent: !config.autoconfirm,
+        otpExpirySeconds: email.otpExpirySeconds,
+      },
+    },
+  };
+}
 
 export class IdentityService {
   constructor(readonly deps: IdentityDeps) {}

@@ -3,7 +3,9 @@
 import type { Pool, Queryable } from '../../db/pool.js';
 import type { RateLimits } from '../../config.js';
 import { signAccessToken, type AccessTokenClaims, type TokenSigner } from '../access-tokens.js';
+import type { EmailActionSettings } from '../email-actions.js';
 import { errors } from '../errors.js';
+import type { RedirectPolicy } from '../redirects.js';
 import type { RefreshTokenKey } from '../refresh-tokens.js';
 import { sessionExists, type SessionContext, type SessionRef } from '../sessions.js';
 import { findUserById, isBanned, renderUser, type UserWithIdentities } from '../users.js';
@@ -15,6 +17,12 @@ export interface IdentitySettings {
   refreshTokenTtlSeconds: number;
   refreshTokenReuseIntervalSeconds: number;
   rateLimits: RateLimits;
+  /** wrong tries one e-mail code survives (MAILER_OTP_ATTEMPTS) */
+  otpMaxAttempts: number;
+  /** an e-mail change is confirmed from the current address too (SECURE_EMAIL_CHANGE) */
+  secureEmailChange: boolean;
+  /** a password change needs a recent sign-in or a reauthentication code (SECURE_PASSWORD_CHANGE) */
+  securePasswordChange: boolean;
 }
 
 export interface IdentityDeps {
@@ -22,6 +30,10 @@ export interface IdentityDeps {
   signer: TokenSigner;
   refreshKey: RefreshTokenKey;
   settings: IdentitySettings;
+  /** what redirect_to may name (SITE_URL, APP_URL, URI_ALLOW_LIST) */
+  redirects: RedirectPolicy;
+  /** tokens, links and e-mails of the e-mail actions */
+  email: EmailActionSettings;
 }
 
 export interface TokenResponse {
