@@ -6,7 +6,12 @@
 import type { Tx } from '../db/transactions.js';
 import type { AuthMailKind } from './mail-templates.js';
 import { claimFrequencySlot, sendAuthMail, type AuthMailSettings, type FrequencyGroup } from './mailer.js';
-import { issueOneTimeToken, type OneTimeTokenKey, type OneTimeTokenType } from './one-time-tokens.js';
+import {
+  clearOneTimeTokens,
+  issueOneTimeToken,
+  type OneTimeTokenKey,
+  type OneTimeTokenType,
+} from './one-time-tokens.js';
 import { createFlowState, type FlowAuthenticationMethod, type PkceChallenge } from './pkce.js';
 
 /** GoTrue's link types (admin generate_link's `type`), plus reauthentication (a code only). */
@@ -200,4 +205,46 @@ export async function sendEmailAction(
     },
   });
   return issued;
+}
+
+/**
+ * The e-mail change confirmation(s) for a user whose `email_change` holds the new address: to the
+ * new address always, and to the current one too when secure e-mail change is on (GoTrue's
+ * default), each with its own link and code. Until both (or the one) are confirmed the current
+ * address stays in force.
+ */
+export async function sendEmailChange(
+  tx: Tx,
+  settings: EmailActionSettings,
+  input: {
+    userId: string;
+    currentEmail: string | null;
+    newEmail: string;
+    secure: boolean;
+    redirectTo: string;
+    pkce?: PkceChallenge | null;
+    data?: Record<string, unknown>;
+  },
+): Promise<{ current: IssuedEmailAction | null; new: IssuedEmailAction }> {
+  await tx.query(`update auth.users set email_change_confirm_status = 0, updated_at = now() where id = $1`, [
+    input.userId,
+  ]);
+  const variables = { Email: input.currentEmail ?? '', NewEmail: input.newEmail, Data: input.data ?? {} };
+  const common = { userId: input.userId, redirectTo: input.redirectTo, pkce: input.pkce ?? null, variables };
+  const current =
+    input.secure && input.currentEmail
+      ? await sendEmailAction(tx, settings, {
+          ...common,
+          action: 'email_change_current',
+          address: input.currentEmail,
+        })
+      : null;
+  // A confirmation left over from an earlier, secure request must not count for this one.
+  if (!current) await clearOneTimeTokens(tx, input.userId, ['email_change_token_current']);
+  const next = await sendEmailAction(tx, settings, {
+    ...common,
+    action: 'email_change_new',
+    address: input.newEmail,
+  });
+  return { current, new: next };
 }

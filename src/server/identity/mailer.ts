@@ -63,6 +63,31 @@ export async function claimFrequencySlot(
   }
 }
 
+/** Counts one e-mail against the hourly limit; 429 "email rate limit exceeded" beyond it. */
+async function countEmailSent(db: Queryable, settings: AuthMailSettings): Promise<void> {
+  if (!settings.countEmailsSent) return;
+  await enforceLimits(
+    db,
+    [{ bucket: 'auth:email-sent', max: settings.emailSentPerHour, windowSeconds: 3600 }],
+    errors.emailRateLimit,
+  );
+}
+
+/**
+ * Everything sending would cost (the frequency slot, the hourly count) without sending: for a
+ * request about an unknown or already confirmed address, so its answer is the one a real
+ * e-mail would have got.
+ */
+export async function chargeAsIfSent(
+  db: Queryable,
+  settings: AuthMailSettings,
+  group: FrequencyGroup,
+  address: string,
+): Promise<void> {
+  await claimFrequencySlot(db, settings, group, address);
+  await countEmailSent(db, settings);
+}
+
 export interface AuthMail {
   kind: AuthMailKind;
   to: string;
@@ -75,13 +100,7 @@ export interface AuthMail {
  * it and writes it to the outbox in `tx`.
  */
 export async function sendAuthMail(tx: Queryable, settings: AuthMailSettings, mail: AuthMail): Promise<void> {
-  if (settings.countEmailsSent) {
-    await enforceLimits(
-      tx,
-      [{ bucket: 'auth:email-sent', max: settings.emailSentPerHour, windowSeconds: 3600 }],
-      errors.emailRateLimit,
-    );
-  }
+  await countEmailSent(tx, settings);
   const rendered = renderAuthMail(settings.templates, mail.kind, {
     ...mail.variables,
     ProductName: settings.productName,

@@ -7,8 +7,10 @@ import type { AccessTokenClaims, TokenSigner } from './access-tokens.js';
 import * as admin from './flows/admin.js';
 import type { IdentityDeps, RequestContext, TokenResponse } from './flows/context.js';
 import * as signup from './flows/signup.js';
+import * as resendFlow from './flows/resend.js';
 import * as grants from './flows/token-grants.js';
 import * as user from './flows/user.js';
+import * as verify from './flows/verify.js';
 import { createOneTimeTokenKey } from './one-time-tokens.js';
 import { createRedirectPolicy } from './redirects.js';
 import { createRefreshTokenKey } from './refresh-tokens.js';
@@ -68,8 +70,25 @@ export class IdentityService {
     return grants.refreshGrant(this.deps, refreshToken);
   }
 
+  pkceGrant(authCode: string, codeVerifier: string, context: RequestContext): Promise<TokenResponse> {
+    return grants.pkceGrant(this.deps, authCode, codeVerifier, context);
+  }
+
   signUp(input: signup.SignUpInput, context: RequestContext) {
     return signup.signUp(this.deps, input, context);
+  }
+
+  verifyPost(input: verify.VerifyInput, context: RequestContext) {
+    return verify.verifyPost(this.deps, input, context);
+  }
+
+  /** Where GET /verify sends the browser. */
+  verifyLink(input: Parameters<typeof verify.verifyGet>[1], context: RequestContext): Promise<string> {
+    return verify.verifyGet(this.deps, input, context);
+  }
+
+  resend(input: resendFlow.ResendInput) {
+    return resendFlow.resend(this.deps, input);
   }
 
   currentUser(claims: AccessTokenClaims) {

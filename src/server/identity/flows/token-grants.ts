@@ -1,8 +1,10 @@
-// In charge of POST /token: the password grant (with the sign-in backoff) and the refresh grant
-// (rotation with reuse detection and the per-session limit).
+// In charge of POST /token: the password grant (with the sign-in backoff), the refresh grant
+// (rotation with reuse detection and the per-session limit) and the PKCE grant (an e-mail link's
+// code and the client's verifier, exchanged once for a session).
 import { withService } from '../../db/transactions.js';
 import { errors } from '../errors.js';
 import { verifyDecoy, verifyPassword } from '../passwords.js';
+import { exchangeAuthCode } from '../pkce.js';
 import { enforceLimits } from '../rate-limit.js';
 import { openSession, rotateRefreshToken } from '../sessions.js';
 import { beginPasswordSignIn, passwordWasRight } from '../sign-in-backoff.js';
@@ -62,4 +64,24 @@ export async function refreshGrant(deps: IdentityDeps, refreshToken: string): Pr
   });
   if (!outcome) throw errors.refreshAlreadyUsed();
   return outcome;
+}
+
+/** POST /token?grant_type=pkce: the session whose amr is the flow's method (email/signup, recovery, ...). */
+export async function pkceGrant(
+  deps: IdentityDeps,
+  authCode: string,
+  codeVerifier: string,
+  context: RequestContext,
+): Promise<TokenResponse> {
+  if (!authCode || !codeVerifier) {
+    throw errors.validation('invalid request: both auth code and code verifier should be non-empty');
+  }
+  return withService(deps.pool, async (tx) => {
+    const flow = await exchangeAuthCode(tx, authCode, codeVerifier);
+    const user = await findUserById(tx, flow.userId);
+    if (!user) throw errors.userNotFound();
+    if (isBanned(user)) throw errors.userBanned();
+    const session = await openSession(tx, user.id, flow.authenticationMethod, context);
+    return tokenResponse(deps, { ...user, last_sign_in_at: new Date() }, session);
+  });
 }
