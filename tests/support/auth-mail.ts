@@ -99,7 +99,18 @@ export async function startAuthMailbox(pool: Pool): Promise<AuthMailbox> {
   });
   const mailsTo = async (to: string) => {
     await delivery.drain();
-    return smtp.messages.filter((m) => m.to.includes(to.toLowerCase())).map(toAuthMail);
+    // Messages of one batch arrive in any order; the outbox's order is the order they were written.
+    const { rows } = await pool.query<{ message_id: string }>(
+      'select message_id from internal.outbox where to_address = $1 order by id',
+      [to.toLowerCase()],
+    );
+    const order = rows.map((r) => r.message_id);
+    return smtp.messages
+      .filter((m) => m.to.includes(to.toLowerCase()))
+      .sort(
+        (a, b) => order.indexOf(a.header('message-id') ?? '') - order.indexOf(b.header('message-id') ?? ''),
+      )
+      .map(toAuthMail);
   };
   return {
     smtp,

@@ -45,6 +45,11 @@ export const resendBody = z.object({
   code_challenge: optionalText,
   code_challenge_method: optionalText,
 });
+export const recoverBody = z.object({
+  email: optionalText,
+  code_challenge: optionalText,
+  code_challenge_method: optionalText,
+});
 export const updateUserBody = z.object({
   email: email.optional(),
   password: password.optional(),

@@ -18,6 +18,7 @@ import {
   inviteBody,
   passwordGrantBody,
   pkceGrantBody,
+  recoverBody,
   refreshGrantBody,
   resendBody,
   signUpBody,
@@ -246,6 +247,15 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     return c.json(
       await service.resend({ type, email, phone: input.phone ?? undefined, pkce, ...redirectInput(c) }),
     );
+  });
+
+  app.post('/recover', async (c) => {
+    const input = parseWith(recoverBody, await readJsonBody(c.req.raw));
+    if (!input.email) throw errors.validation('Password recovery requires an email');
+    const email = emailSchema.safeParse(input.email);
+    if (!email.success) throw errors.validation('Unable to validate email address: invalid format');
+    const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
+    return c.json(await service.recover({ email: email.data, pkce, ...redirectInput(c) }));
   });
 
   app.get('/user', async (c) => c.json(await service.currentUser(requireUser(c.get('caller')))));

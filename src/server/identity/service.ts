@@ -7,6 +7,7 @@ import type { AccessTokenClaims, TokenSigner } from './access-tokens.js';
 import * as admin from './flows/admin.js';
 import type { IdentityDeps, RequestContext, TokenResponse } from './flows/context.js';
 import * as signup from './flows/signup.js';
+import * as recoverFlow from './flows/recover.js';
 import * as resendFlow from './flows/resend.js';
 import * as grants from './flows/token-grants.js';
 import * as user from './flows/user.js';
@@ -89,6 +90,10 @@ export class IdentityService {
 
   resend(input: resendFlow.ResendInput) {
     return resendFlow.resend(this.deps, input);
+  }
+
+  recover(input: recoverFlow.RecoverInput) {
+    return recoverFlow.recover(this.deps, input);
   }
 
   currentUser(claims: AccessTokenClaims) {

@@ -36,8 +36,8 @@ export type VerificationType = (typeof VERIFICATION_TYPES)[number];
 
 /** What a verified token leads to. */
 export type VerifyCompletion =
-  /** sign the user in */
-  | { kind: 'session' }
+  /** sign the user in; `amr` is the session's method (GoTrue's `otp` unless said otherwise) */
+  | { kind: 'session'; amr?: string }
   /** no session yet: GoTrue's `{msg, code: "200"}` (the first half of a secure e-mail change) */
   | { kind: 'message'; message: string };
 
@@ -79,7 +79,14 @@ export const VERIFY_HANDLERS: Partial<Record<VerificationType, VerifyHandler>> =
   signup: { tokenTypes: ['confirmation_token'], complete: confirmAndSignIn },
   invite: { tokenTypes: ['confirmation_token'], complete: confirmAndSignIn },
   magiclink: { tokenTypes: ['recovery_token'], complete: confirmAndSignIn },
-  recovery: { tokenTypes: ['recovery_token'], complete: confirmAndSignIn },
+  // A recovery session says so in its amr, so the app (and PUT /user) can tell it apart.
+  recovery: {
+    tokenTypes: ['recovery_token'],
+    complete: async (tx, deps, user, token) => {
+      await confirmAndSignIn(tx, deps, user, token);
+      return { kind: 'session', amr: 'recovery' };
+    },
+  },
   // A code typed from any e-mail that sent one: a confirmation or a magic link / recovery.
   email: { tokenTypes: ['confirmation_token', 'recovery_token'], complete: confirmAndSignIn },
 };
@@ -152,7 +159,13 @@ async function verifyToken(
       return null;
     }
     const user = await findUserById(tx, token.userId);
-    if (!user) return null;
+    // A confirmation or recovery e-mail proves only the address it went to: if the account's
+    // address changed since, the token is void.
+    const ownAddress = token.type !== 'email_change_token_new' && token.type !== 'email_change_token_current';
+    if (!user || (ownAddress && token.relatesTo !== user.email)) {
+      await countHits(tx, limits);
+      return null;
+    }
     if (isBanned(user)) throw authError(403, 'user_banned', 'User is banned');
     const completion = await handler!.complete(tx, deps, user, token);
     if (completion.kind === 'message') return completion;
@@ -162,7 +175,7 @@ async function verifyToken(
       return { kind: 'code', code };
     }
     if (token.flowStateId) await deleteFlowState(tx, token.flowStateId);
-    const session = await openSession(tx, user.id, 'otp', context);
+    const session = await openSession(tx, user.id, completion.amr ?? 'otp', context);
     const fresh = (await findUserById(tx, user.id))!;
     return { kind: 'session', response: await tokenResponse(deps, fresh, session), type: input.type };
   });
