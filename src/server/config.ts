@@ -6,6 +6,8 @@ import path from 'node:path';
 import { SignJWT } from 'jose';
 import { z } from 'zod';
 import { plansSchema, type Plan } from './billing/plans.js';
+import { loadAuthMailTemplates, type AuthMailTemplates } from './identity/mail-templates.js';
+import { createRedirectPolicy } from './identity/redirects.js';
 
 /** Local mode = no DATABASE_URL: embedded Postgres and generated secrets. Production = everything explicit. */
 export type Mode = 'local' | 'production';
@@ -25,7 +27,36 @@ export interface RateLimits {
   refreshPerSession: number;
   /** sign-ups per client address per window */
   signUpPerAddress: number;
+  /** identity e-mails per hour, all addresses together, while sign-ups need confirming */
+  emailSentPerHour: number;
+  /** wrong e-mail codes per e-mail address per hour */
+  otpFailuresPerEmail: number;
+  /** failed verifications (wrong codes or links) per client address per window */
+  verifyFailuresPerAddress: number;
   windowSeconds: number;
+}
+
+/** The e-mail identity lifecycle: links, codes, redirects and the e-mails themselves. */
+export interface AuthEmailConfig {
+  /** where links land by default and the only fallback for a refused redirect_to */
+  siteUrl: string;
+  /** URI_ALLOW_LIST globs: further allowed redirect_to targets */
+  uriAllowList: string[];
+  /** seconds a link or code works (MAILER_OTP_EXP) */
+  otpExpirySeconds: number;
+  /** digits of an e-mail code */
+  otpLength: number;
+  /** wrong tries one e-mail code survives */
+  otpMaxAttempts: number;
+  /** seconds between two e-mails of one kind to one address (SMTP_MAX_FREQUENCY) */
+  maxFrequencySeconds: number;
+  /** an e-mail change is confirmed from the current address too */
+  secureEmailChange: boolean;
+  /** a password change needs a recent sign-in or a reauthentication code */
+  securePasswordChange: boolean;
+  /** the product's name in e-mails */
+  productName: string;
+  templates: AuthMailTemplates;
 }
 
 export interface Config {
@@ -51,6 +82,7 @@ export interface Config {
   minPasswordLength: number;
   trustProxy: boolean;
   rateLimits: RateLimits;
+  authEmail: AuthEmailConfig;
   logLevel: string;
   /** outgoing mail; unset = messages stay in the outbox (development mailbox) */
   smtpUrl: string | undefined;
@@ -115,6 +147,22 @@ const boolFlag = z
 
 const positiveInt = z.coerce.number().int().positive();
 
+/** Seconds, as a number or GoTrue-style with a unit: 60, 60s, 1m, 1h. */
+const durationSeconds = z
+  .string()
+  .regex(/^\d+(s|m|h)?$/, 'must be a number of seconds, or a number with s, m or h (60s, 1m)')
+  .transform((v) => {
+    const n = Number.parseInt(v, 10);
+    return v.endsWith('h') ? n * 3600 : v.endsWith('m') ? n * 60 : n;
+  });
+
+const commaList = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   // Local mode listens on loopback only unless told otherwise: its development mailbox and
@@ -148,6 +196,19 @@ const envSchema = z.object({
   RATE_LIMIT_SIGNIN_BACKOFF_MAX: positiveInt.max(86400).default(900),
   RATE_LIMIT_REFRESH_PER_SESSION: positiveInt.default(60),
   RATE_LIMIT_SIGNUP_PER_ADDRESS: positiveInt.default(30),
+  RATE_LIMIT_EMAIL_SENT: positiveInt.default(30),
+  RATE_LIMIT_OTP_FAILURES: positiveInt.default(20),
+  RATE_LIMIT_VERIFY_FAILURES: positiveInt.default(30),
+  SITE_URL: z.url().optional(),
+  URI_ALLOW_LIST: commaList.default([]),
+  MAILER_OTP_EXP: positiveInt.max(86400).default(3600),
+  MAILER_OTP_LENGTH: z.coerce.number().int().min(6).max(10).default(6),
+  MAILER_OTP_ATTEMPTS: positiveInt.max(100).default(5),
+  SMTP_MAX_FREQUENCY: durationSeconds.pipe(z.number().max(86400)).default(60),
+  SECURE_EMAIL_CHANGE: boolFlag.default(true),
+  SECURE_PASSWORD_CHANGE: boolFlag.default(false),
+  MAIL_TEMPLATES_DIR: z.string().min(1).optional(),
+  PRODUCT_NAME: z.string().trim().min(1).max(100).default('Tenantry'),
   SMTP_URL: z
     .string()
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
@@ -271,6 +332,15 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
   if (secrets.PROJECT_API_KEY === secrets.SERVICE_ROLE_KEY) {
     throw new ConfigError('PROJECT_API_KEY and SERVICE_ROLE_KEY must differ');
   }
+  const siteUrl = (e.SITE_URL ?? appUrl).replace(/\/+$/, '');
+  let templates: AuthMailTemplates;
+  try {
+    // Both are checked now so a bad pattern or template stops the start, not a sign-up later.
+    createRedirectPolicy({ siteUrl, appUrl, allowList: e.URI_ALLOW_LIST });
+    templates = loadAuthMailTemplates(e.MAIL_TEMPLATES_DIR);
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration: ${(error as Error).message}`, { cause: error });
+  }
 
   return {
     mode,
@@ -302,6 +372,21 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       signInBackoffMaxSeconds: e.RATE_LIMIT_SIGNIN_BACKOFF_MAX,
       refreshPerSession: e.RATE_LIMIT_REFRESH_PER_SESSION,
       signUpPerAddress: e.RATE_LIMIT_SIGNUP_PER_ADDRESS,
+      emailSentPerHour: e.RATE_LIMIT_EMAIL_SENT,
+      otpFailuresPerEmail: e.RATE_LIMIT_OTP_FAILURES,
+      verifyFailuresPerAddress: e.RATE_LIMIT_VERIFY_FAILURES,
+    },
+    authEmail: {
+      siteUrl,
+      uriAllowList: e.URI_ALLOW_LIST,
+      otpExpirySeconds: e.MAILER_OTP_EXP,
+      otpLength: e.MAILER_OTP_LENGTH,
+      otpMaxAttempts: e.MAILER_OTP_ATTEMPTS,
+      maxFrequencySeconds: e.SMTP_MAX_FREQUENCY,
+      secureEmailChange: e.SECURE_EMAIL_CHANGE,
+      securePasswordChange: e.SECURE_PASSWORD_CHANGE,
+      productName: e.PRODUCT_NAME,
+      templates,
     },
     logLevel: e.LOG_LEVEL,
     smtpUrl: e.SMTP_URL,

@@ -69,7 +69,7 @@ export function openApiDocument(urls: { appUrl: string; authUrl: string }) {
     paths: {
       '/auth/v1/token': {
         post: {
-          summary: 'Sign in with a password, or exchange a refresh token',
+          summary: 'Sign in with a password, exchange a refresh token, or exchange a PKCE code',
           servers: [{ url: urls.authUrl }],
           security: [{ apikey: [] }],
           parameters: [
@@ -77,7 +77,7 @@ export function openApiDocument(urls: { appUrl: string; authUrl: string }) {
               name: 'grant_type',
               in: 'query',
               required: true,
-              schema: { enum: ['password', 'refresh_token'] },
+              schema: { enum: ['password', 'refresh_token', 'pkce'] },
             },
           ],
           requestBody: {
@@ -99,6 +99,11 @@ export function openApiDocument(urls: { appUrl: string; authUrl: string }) {
                       required: ['refresh_token'],
                       properties: { refresh_token: { type: 'string' } },
                     },
+                    {
+                      type: 'object',
+                      required: ['auth_code', 'code_verifier'],
+                      properties: { auth_code: { type: 'string' }, code_verifier: { type: 'string' } },
+                    },
                   ],
                 },
               },
@@ -111,7 +116,9 @@ export function openApiDocument(urls: { appUrl: string; authUrl: string }) {
               'Invalid credentials (error invalid_grant), invalid refresh token, bad input',
             ),
             '401': json('AuthError', 'Missing or unknown apikey'),
+            '404': json('AuthError', 'PKCE: unknown or already used code (flow_state_not_found)'),
             '413': json('AuthError', 'Body over 1 MB'),
+            '422': json('AuthError', 'PKCE: code older than 5 minutes (flow_state_expired)'),
             '429': json('AuthError', 'Rate limit reached (Retry-After)'),
           },
         },

@@ -18,9 +18,8 @@ import { createUnsubscribeKey } from './digest/unsubscribe-token.js';
 import type { Pool } from './db/pool.js';
 import { databaseUnavailable, isDatabaseUnavailable } from './http/unavailable.js';
 import { createTokenSigner } from './identity/access-tokens.js';
-import { createRefreshTokenKey } from './identity/refresh-tokens.js';
 import { identityRoutes } from './identity/routes.js';
-import { IdentityService } from './identity/service.js';
+import { IdentityService, identityDepsFrom } from './identity/service.js';
 import type { Logger } from './logger.js';
 import { openApiDocument } from './openapi.js';
 
@@ -63,19 +62,7 @@ export function dataApiConnections(poolMax: number): number {
 
 export function createPlatform({ config, pool, logger }: PlatformDeps) {
   const signer = createTokenSigner(config.jwtSecret, config.jwtIssuer, config.accessTokenTtlSeconds);
-  const identity = new IdentityService({
-    pool,
-    signer,
-    refreshKey: createRefreshTokenKey(config.jwtSecret),
-    settings: {
-      autoconfirm: config.autoconfirm,
-      disableSignup: config.disableSignup,
-      minPasswordLength: config.minPasswordLength,
-      refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
-      refreshTokenReuseIntervalSeconds: config.refreshTokenReuseIntervalSeconds,
-      rateLimits: config.rateLimits,
-    },
-  });
+  const identity = new IdentityService(identityDepsFrom(config, pool, signer));
   const keys = { projectApiKey: config.projectApiKey, serviceRoleKey: config.serviceRoleKey };
 
   const app = new Hono<{ Bindings: HttpBindings; Variables: RequestIdVariables }>();

@@ -47,12 +47,55 @@ describe('production mode (DATABASE_URL set)', () => {
     ['BILLING_PLANS', { BILLING_PLANS: 'not json' }],
     ['BILLING_PLANS', { BILLING_PLANS: '[{"id":"pro","name":"Pro","priceId":"prod_x"}]' }],
     ['SCHEDULER_TIMEZONE', { SCHEDULER_TIMEZONE: 'Mars/Olympus' }],
+    ['SITE_URL', { SITE_URL: 'app.example.com' }],
+    ['URI_ALLOW_LIST', { URI_ALLOW_LIST: 'https://ok.example.com/**, https://{a,b.example.com' }],
+    ['MAILER_OTP_EXP', { MAILER_OTP_EXP: '86401' }],
+    ['MAILER_OTP_LENGTH', { MAILER_OTP_LENGTH: '4' }],
+    ['SMTP_MAX_FREQUENCY', { SMTP_MAX_FREQUENCY: 'soon' }],
+    ['SECURE_EMAIL_CHANGE', { SECURE_EMAIL_CHANGE: 'perhaps' }],
   ])('a bad %s is named in the error', async (name, bad) => {
     const error = await loadConfig({ DATABASE_URL: 'postgres://x@localhost/db', ...secrets, ...bad }).catch(
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toContain(name);
+  });
+
+  test('the e-mail lifecycle settings: GoTrue defaults, and what can be set', async () => {
+    const defaults = await loadConfig({ DATABASE_URL: 'postgres://x@localhost/db', ...secrets });
+    expect(defaults.authEmail).toMatchObject({
+      siteUrl: 'http://localhost:3000',
+      uriAllowList: [],
+      otpExpirySeconds: 3600,
+      otpLength: 6,
+      otpMaxAttempts: 5,
+      maxFrequencySeconds: 60,
+      secureEmailChange: true,
+      securePasswordChange: false,
+      productName: 'Tenantry',
+    });
+    expect(defaults.rateLimits).toMatchObject({
+      emailSentPerHour: 30,
+      otpFailuresPerEmail: 20,
+      verifyFailuresPerAddress: 30,
+    });
+    const set = await loadConfig({
+      DATABASE_URL: 'postgres://x@localhost/db',
+      ...secrets,
+      APP_URL: 'https://api.example.com',
+      SITE_URL: 'https://app.example.com/',
+      URI_ALLOW_LIST: ' https://*.example.com/** ,, myapp://callback ',
+      SMTP_MAX_FREQUENCY: '2m',
+      MAILER_OTP_LENGTH: '8',
+      PRODUCT_NAME: 'Rocket',
+    });
+    expect(set.authEmail).toMatchObject({
+      siteUrl: 'https://app.example.com',
+      uriAllowList: ['https://*.example.com/**', 'myapp://callback'],
+      maxFrequencySeconds: 120,
+      otpLength: 8,
+      productName: 'Rocket',
+    });
   });
 
   test('the public and service keys must differ', async () => {

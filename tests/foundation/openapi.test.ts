@@ -78,6 +78,41 @@ test('token grants: 200, 400, 401, 413, 429 as documented', async () => {
   conforms('/auth/v1/token', 'post', big);
 });
 
+test('PKCE grant: 200, 400, 404, 422 as documented', async () => {
+  const email = `openapi-pkce-${Date.now()}@example.com`;
+  const { rows } = await server.pool.query<{ id: string }>(
+    'insert into auth.users (email, email_confirmed_at) values ($1, now()) returning id',
+    [email],
+  );
+  const verifier = 'v'.repeat(43);
+  // A flow whose e-mail link was just followed (fresh) and one followed six minutes ago (stale).
+  const flow = async (code: string, ageSeconds: number) =>
+    server.pool.query(
+      `insert into auth.flow_state (user_id, code_challenge, code_challenge_method, authentication_method,
+         auth_code_hash, auth_code_issued_at)
+       values ($1, $2, 'plain', 'email/signup', sha256(convert_to($3, 'UTF8')), now() - make_interval(secs => $4))`,
+      [rows[0]!.id, verifier, code, ageSeconds],
+    );
+  const fresh = crypto.randomUUID();
+  const stale = crypto.randomUUID();
+  await flow(fresh, 0);
+  await flow(stale, 360);
+  const exchange = (auth_code: string, code_verifier = verifier) =>
+    call(server, 'POST', '/auth/v1/token?grant_type=pkce', { body: { auth_code, code_verifier } });
+  const bad = await exchange(fresh, 'w'.repeat(43));
+  expect(bad.status).toBe(400);
+  conforms('/auth/v1/token', 'post', bad);
+  const ok = await exchange(fresh);
+  expect(ok.status).toBe(200);
+  conforms('/auth/v1/token', 'post', ok);
+  const used = await exchange(fresh);
+  expect(used.status).toBe(404);
+  conforms('/auth/v1/token', 'post', used);
+  const expired = await exchange(stale);
+  expect(expired.status).toBe(422);
+  conforms('/auth/v1/token', 'post', expired);
+});
+
 test('webhook: 200, 400, 401, 413 as documented', async () => {
   const body = JSON.stringify(envelope('customer.created', { id: 'cus_openapi' }));
   const post = (raw: string, signature?: string) =>

@@ -19,6 +19,10 @@ const OAUTH_ERROR: Record<string, string> = {
   no_authorization: 'invalid_token',
   invalid_api_key: 'invalid_client',
   not_admin: 'insufficient_scope',
+  otp_expired: 'access_denied',
+  flow_state_not_found: 'invalid_grant',
+  flow_state_expired: 'invalid_grant',
+  bad_code_verifier: 'invalid_grant',
 };
 
 export function oauthErrorFor(code: string): string {
@@ -33,7 +37,7 @@ export const errors = {
   invalidCredentials: () => authError(400, 'invalid_credentials', 'Invalid login credentials'),
   validation: (message: string) => authError(400, 'validation_failed', message),
   unsupportedGrant: () =>
-    authError(400, 'unsupported_grant_type', 'unsupported_grant_type: use password or refresh_token'),
+    authError(400, 'unsupported_grant_type', 'unsupported_grant_type: use password, refresh_token or pkce'),
   refreshNotFound: () =>
     authError(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found'),
   refreshAlreadyUsed: () =>
@@ -66,6 +70,23 @@ export const errors = {
   signupDisabled: () => authError(422, 'signup_disabled', 'Signups not allowed for this instance'),
   rateLimited: (retryAfterSeconds: number) =>
     authError(429, 'over_request_rate_limit', 'Request rate limit reached', {
+      'Retry-After': String(retryAfterSeconds),
+    }),
+  /** A link (token_hash) that is unknown, used, expired or of another type: GoTrue's words. */
+  linkInvalid: () => authError(403, 'otp_expired', 'Email link is invalid or has expired'),
+  /** An e-mail code (or phone code) that is wrong, used or expired: GoTrue's words. */
+  otpInvalid: () => authError(403, 'otp_expired', 'Token has expired or is invalid'),
+  /** GoTrue's per-address e-mail frequency (SMTP_MAX_FREQUENCY). */
+  emailFrequency: (retryAfterSeconds: number) =>
+    authError(
+      429,
+      'over_email_send_rate_limit',
+      `For security purposes, you can only request this after ${retryAfterSeconds} seconds.`,
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
+  /** GoTrue's hourly limit on e-mails sent (RATE_LIMIT_EMAIL_SENT). */
+  emailRateLimit: (retryAfterSeconds: number) =>
+    authError(429, 'over_email_send_rate_limit', 'email rate limit exceeded', {
       'Retry-After': String(retryAfterSeconds),
     }),
   /** A password grant from an address that must wait; the page shows the message, so it says how long. */

@@ -2,7 +2,6 @@
 // validates input, calls IdentityService, and renders results and errors the way GoTrue does.
 import { Hono, type Context } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
-import { z } from 'zod';
 import { readJsonBody } from '../http/body.js';
 import { clientAddress } from '../http/client-address.js';
 import { HttpError, isHttpError } from '../http/errors.js';
@@ -10,8 +9,25 @@ import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.
 import { parseWith } from '../http/validate.js';
 import type { TokenSigner } from './access-tokens.js';
 import { resolveCaller, type Caller, type ProjectKeys } from './caller.js';
-import { errors, oauthErrorFor } from './errors.js';
+import { authError, errors, oauthErrorFor } from './errors.js';
+import { parsePkceParams } from './pkce.js';
+import {
+  adminCreateBody,
+  adminUpdateBody,
+  email as emailSchema,
+  inviteBody,
+  passwordGrantBody,
+  pkceGrantBody,
+  recoverBody,
+  refreshGrantBody,
+  resendBody,
+  signUpBody,
+  updateUserBody,
+  uuid,
+  verifyBody,
+} from './request-schemas.js';
 import type { IdentityService, RequestContext } from './service.js';
+import type { VerifyInput } from './flows/verify.js';
 import { renderUser } from './users.js';
 import type { Logger } from 'pino';
 
@@ -26,49 +42,6 @@ export interface IdentityRouteDeps {
 }
 
 type Env = { Bindings: HttpBindings; Variables: { caller: Caller } };
-
-const email = z
-  .string({ error: 'must be a string' })
-  .trim()
-  .pipe(z.email({ error: 'is not a valid e-mail address' }));
-const password = z.string({ error: 'must be a string' }).max(1024, 'is too long');
-const metadata = z.record(z.string(), z.unknown());
-
-const passwordGrantBody = z.object({
-  email: z.string({ error: 'missing email or phone' }),
-  password: z.string({ error: 'missing password' }),
-});
-const refreshGrantBody = z.object({
-  refresh_token: z.string({ error: 'missing refresh_token' }).min(1, 'missing refresh_token'),
-});
-const signUpBody = z.object({ email, password, data: metadata.optional() });
-const updateUserBody = z.object({
-  email: email.optional(),
-  password: password.optional(),
-  data: metadata.optional(),
-  app_metadata: z.unknown().optional(),
-});
-const adminCreateBody = z.object({
-  email,
-  password: password.optional(),
-  email_confirm: z.boolean().optional(),
-  user_metadata: metadata.optional(),
-  app_metadata: metadata.optional(),
-});
-const banDuration = z.union([
-  z.literal('none'),
-  z.string().regex(/^\d+h$/, 'must be "none" or a number of hours like "24h"'),
-]);
-const adminUpdateBody = z.object({
-  email: email.optional(),
-  password: password.optional(),
-  email_confirm: z.boolean().optional(),
-  user_metadata: metadata.optional(),
-  app_metadata: metadata.optional(),
-  ban_duration: banDuration.optional(),
-});
-const inviteBody = z.object({ email, data: metadata.optional() });
-const uuid = z.uuid({ error: 'user id must be a UUID' });
 
 /** GoTrue's error body (legacy form auth-js reads via error_code) plus the spec's OAuth pair. */
 export function renderAuthError(error: HttpError): Response {
@@ -91,6 +64,38 @@ function requestContext(c: Context<Env>, trustProxy: boolean): RequestContext {
     ip: clientAddress(c.req.raw.headers, c.env?.incoming, trustProxy),
     userAgent: c.req.header('user-agent')?.slice(0, 512) ?? null,
   };
+}
+
+/** redirect_to as auth-js sends it (a query parameter), and the Referer GoTrue falls back to. */
+function redirectInput(c: Context<Env>) {
+  return { redirectTo: c.req.query('redirect_to'), referer: c.req.header('referer') ?? null };
+}
+
+const RESEND_TYPES = ['signup', 'email_change', 'sms', 'phone_change'] as const;
+
+/** POST /verify's body, checked as GoTrue's VerifyParams.Validate checks it. */
+function verifyInput(body: unknown): VerifyInput {
+  const input = parseWith(verifyBody, body);
+  const type = input.type ?? '';
+  if (!type) throw errors.validation('Verify requires a verification type');
+  const token = input.token ?? '';
+  const tokenHash = input.token_hash ?? '';
+  if ((token === '') === (tokenHash === '')) {
+    throw errors.validation('Verify requires either a token or a token hash');
+  }
+  if (tokenHash) {
+    if (input.email || input.phone || input.redirect_to) {
+      throw errors.validation('Only the token_hash and type should be provided');
+    }
+    return { type, tokenHash };
+  }
+  if (input.phone && !input.email) return { type, phone: input.phone, token };
+  if (!input.email || input.phone) {
+    throw errors.validation('Only an email address or phone number should be provided on verify');
+  }
+  const email = emailSchema.safeParse(input.email);
+  if (!email.success) throw authError(422, 'validation_failed', 'Invalid email format');
+  return { type, email: email.data, token };
 }
 
 function requireUser(caller: Caller) {
@@ -138,6 +143,24 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     c.json({ keys: [] }, 200, { 'cache-control': 'public, max-age=600' }),
   );
 
+  // E-mail links carry no apikey: the Supabase gateway lets /verify through without one.
+  app.get('/verify', async (c) => {
+    const type = c.req.query('type') ?? '';
+    const token = c.req.query('token') ?? '';
+    if (!type) throw errors.validation('Verify requires a verification type');
+    if (!token) throw errors.validation('Verify requires a token or a token hash');
+    const location = await service.verifyLink(
+      { type, token, ...redirectInput(c) },
+      requestContext(c, deps.trustProxy),
+    );
+    return c.redirect(location, 303);
+  });
+
+  app.post('/verify', async (c) => {
+    const input = verifyInput(await readJsonBody(c.req.raw));
+    return c.json(await service.verifyPost(input, requestContext(c, deps.trustProxy)));
+  });
+
   app.use('*', async (c, next) => {
     c.set('caller', await resolveCaller(c.req.raw.headers, deps.keys, deps.signer));
     await next();
@@ -165,7 +188,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.post('/token', async (c) => {
     const grantType = c.req.query('grant_type');
-    if (grantType !== 'password' && grantType !== 'refresh_token') {
+    if (grantType !== 'password' && grantType !== 'refresh_token' && grantType !== 'pkce') {
       await readJsonBody(c.req.raw); // enforce the size cap even on requests we refuse
       throw errors.unsupportedGrant();
     }
@@ -176,13 +199,63 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
         await service.passwordGrant(input.email, input.password, requestContext(c, deps.trustProxy)),
       );
     }
+    if (grantType === 'pkce') {
+      const input = parseWith(pkceGrantBody, body);
+      return c.json(
+        await service.pkceGrant(
+          input.auth_code ?? '',
+          input.code_verifier ?? '',
+          requestContext(c, deps.trustProxy),
+        ),
+      );
+    }
     const input = parseWith(refreshGrantBody, body);
     return c.json(await service.refreshGrant(input.refresh_token));
   });
 
   app.post('/signup', async (c) => {
     const input = parseWith(signUpBody, await readJsonBody(c.req.raw));
-    return c.json(await service.signUp(input, requestContext(c, deps.trustProxy)));
+    const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
+    return c.json(
+      await service.signUp(
+        {
+          email: input.email,
+          password: input.password,
+          ...(input.data ? { data: input.data } : {}),
+          pkce,
+          ...redirectInput(c),
+        },
+        requestContext(c, deps.trustProxy),
+      ),
+    );
+  });
+
+  app.post('/resend', async (c) => {
+    const input = parseWith(resendBody, await readJsonBody(c.req.raw));
+    const type = RESEND_TYPES.find((t) => t === input.type);
+    if (!type) throw errors.validation('Missing one of these types: signup, email_change, sms, phone_change');
+    const pkce =
+      type === 'signup' || type === 'email_change'
+        ? parsePkceParams(input.code_challenge, input.code_challenge_method)
+        : null;
+    let email: string | undefined;
+    if (input.email) {
+      const parsed = emailSchema.safeParse(input.email);
+      if (!parsed.success) throw errors.validation('Unable to validate email address: invalid format');
+      email = parsed.data;
+    }
+    return c.json(
+      await service.resend({ type, email, phone: input.phone ?? undefined, pkce, ...redirectInput(c) }),
+    );
+  });
+
+  app.post('/recover', async (c) => {
+    const input = parseWith(recoverBody, await readJsonBody(c.req.raw));
+    if (!input.email) throw errors.validation('Password recovery requires an email');
+    const email = emailSchema.safeParse(input.email);
+    if (!email.success) throw errors.validation('Unable to validate email address: invalid format');
+    const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
+    return c.json(await service.recover({ email: email.data, pkce, ...redirectInput(c) }));
   });
 
   app.get('/user', async (c) => c.json(await service.currentUser(requireUser(c.get('caller')))));

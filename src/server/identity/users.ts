@@ -13,6 +13,12 @@ export interface UserRow {
   email_confirmed_at: Date | null;
   invited_at: Date | null;
   confirmation_sent_at: Date | null;
+  recovery_sent_at: Date | null;
+  /** the address of a pending e-mail change (new_email in the JSON) */
+  email_change: string | null;
+  email_change_sent_at: Date | null;
+  email_change_confirm_status: number;
+  reauthentication_sent_at: Date | null;
   last_sign_in_at: Date | null;
   raw_app_meta_data: Record<string, unknown>;
   raw_user_meta_data: Record<string, unknown>;
@@ -38,8 +44,9 @@ export interface UserWithIdentities extends UserRow {
 }
 
 const USER_COLUMNS = `u.id, u.aud, u.role, u.email, u.phone, u.encrypted_password, u.email_confirmed_at,
-  u.invited_at, u.confirmation_sent_at, u.last_sign_in_at, u.raw_app_meta_data, u.raw_user_meta_data,
-  u.banned_until, u.is_anonymous, u.created_at, u.updated_at`;
+  u.invited_at, u.confirmation_sent_at, u.recovery_sent_at, u.email_change, u.email_change_sent_at,
+  u.email_change_confirm_status, u.reauthentication_sent_at, u.last_sign_in_at, u.raw_app_meta_data,
+  u.raw_user_meta_data, u.banned_until, u.is_anonymous, u.created_at, u.updated_at`;
 
 const IDENTITIES = `coalesce((select json_agg(i order by i.created_at) from auth.identities i
   where i.user_id = u.id), '[]') as identities`;
@@ -68,6 +75,10 @@ export function renderUser(user: UserWithIdentities): Record<string, unknown> {
     confirmed_at: iso(user.email_confirmed_at),
     invited_at: iso(user.invited_at),
     confirmation_sent_at: iso(user.confirmation_sent_at),
+    recovery_sent_at: iso(user.recovery_sent_at),
+    new_email: user.email_change ?? undefined,
+    email_change_sent_at: iso(user.email_change_sent_at),
+    reauthentication_sent_at: iso(user.reauthentication_sent_at),
     last_sign_in_at: iso(user.last_sign_in_at),
     banned_until: iso(user.banned_until),
   };

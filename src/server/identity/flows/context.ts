@@ -1,0 +1,95 @@
+// In charge of what every identity flow shares: its dependencies and settings, the token response
+// that ends every sign-in, the password policy, and the live-user check behind /user endpoints.
+import type { Pool, Queryable } from '../../db/pool.js';
+import type { RateLimits } from '../../config.js';
+import { signAccessToken, type AccessTokenClaims, type TokenSigner } from '../access-tokens.js';
+import type { EmailActionSettings } from '../email-actions.js';
+import { errors } from '../errors.js';
+import type { RedirectPolicy } from '../redirects.js';
+import type { RefreshTokenKey } from '../refresh-tokens.js';
+import { sessionExists, type SessionContext, type SessionRef } from '../sessions.js';
+import { findUserById, isBanned, renderUser, type UserWithIdentities } from '../users.js';
+
+export interface IdentitySettings {
+  autoconfirm: boolean;
+  disableSignup: boolean;
+  minPasswordLength: number;
+  refreshTokenTtlSeconds: number;
+  refreshTokenReuseIntervalSeconds: number;
+  rateLimits: RateLimits;
+  /** wrong tries one e-mail code survives (MAILER_OTP_ATTEMPTS) */
+  otpMaxAttempts: number;
+  /** an e-mail change is confirmed from the current address too (SECURE_EMAIL_CHANGE) */
+  secureEmailChange: boolean;
+  /** a password change needs a recent sign-in or a reauthentication code (SECURE_PASSWORD_CHANGE) */
+  securePasswordChange: boolean;
+}
+
+export interface IdentityDeps {
+  pool: Pool;
+  signer: TokenSigner;
+  refreshKey: RefreshTokenKey;
+  settings: IdentitySettings;
+  /** what redirect_to may name (SITE_URL, APP_URL, URI_ALLOW_LIST) */
+  redirects: RedirectPolicy;
+  /** tokens, links and e-mails of the e-mail actions */
+  email: EmailActionSettings;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'bearer';
+  expires_in: number;
+  expires_at: number;
+  refresh_token: string;
+  user: Record<string, unknown>;
+}
+
+export interface RequestContext extends SessionContext {
+  /** the client address used for per-address limits */
+  ip: string | null;
+}
+
+/** The GoTrue token response for a freshly opened or rotated session. */
+export async function tokenResponse(
+  deps: IdentityDeps,
+  user: UserWithIdentities,
+  session: SessionRef,
+): Promise<TokenResponse> {
+  const { token, expiresAt } = await signAccessToken(deps.signer, {
+    userId: user.id,
+    aud: user.aud,
+    role: user.role,
+    email: user.email ?? '',
+    phone: user.phone ?? '',
+    appMetadata: user.raw_app_meta_data,
+    userMetadata: user.raw_user_meta_data,
+    isAnonymous: user.is_anonymous,
+    sessionId: session.sessionId,
+    aal: session.aal,
+    amr: session.amr,
+  });
+  return {
+    access_token: token,
+    token_type: 'bearer',
+    expires_in: deps.signer.ttlSeconds,
+    expires_at: expiresAt,
+    refresh_token: session.refreshToken,
+    user: renderUser(user),
+  };
+}
+
+export function checkPasswordStrength(settings: IdentitySettings, password: string): void {
+  if ([...password].length < settings.minPasswordLength) {
+    throw errors.weakPassword(settings.minPasswordLength);
+  }
+}
+
+/** The user behind an access token, provided the session it names still exists. */
+export async function requireLiveUser(tx: Queryable, claims: AccessTokenClaims): Promise<UserWithIdentities> {
+  const user = await findUserById(tx, claims.sub);
+  if (!user) throw errors.userNotFoundForToken();
+  if (!(await sessionExists(tx, claims.session_id, claims.sub))) throw errors.sessionNotFound();
+  if (isBanned(user)) throw errors.userBanned();
+  return user;
+}

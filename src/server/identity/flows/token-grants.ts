@@ -1,0 +1,87 @@
+// In charge of POST /token: the password grant (with the sign-in backoff), the refresh grant
+// (rotation with reuse detection and the per-session limit) and the PKCE grant (an e-mail link's
+// code and the client's verifier, exchanged once for a session).
+import { withService } from '../../db/transactions.js';
+import { errors } from '../errors.js';
+import { verifyDecoy, verifyPassword } from '../passwords.js';
+import { exchangeAuthCode } from '../pkce.js';
+import { enforceLimits } from '../rate-limit.js';
+import { openSession, rotateRefreshToken } from '../sessions.js';
+import { beginPasswordSignIn, passwordWasRight } from '../sign-in-backoff.js';
+import { findUserById, isBanned, normalizeEmail } from '../users.js';
+import { tokenResponse, type IdentityDeps, type RequestContext, type TokenResponse } from './context.js';
+
+export async function passwordGrant(
+  deps: IdentityDeps,
+  email: string,
+  password: string,
+  context: RequestContext,
+): Promise<TokenResponse> {
+  const normalized = normalizeEmail(email);
+  // One round trip: the attempt is counted (a failure until the password proves right) and the
+  // user looked up, unless this address must wait for this e-mail.
+  const attempt = await beginPasswordSignIn(deps.pool, normalized, context.ip, deps.settings.rateLimits);
+  if (attempt.kind === 'wait') throw errors.signInWait(attempt.retryAfterSeconds);
+  const { user } = attempt;
+  // Unknown user and wrong password take the same time and get the same answer.
+  const valid = user?.encrypted_password
+    ? await verifyPassword(user.encrypted_password, password)
+    : await verifyDecoy(password);
+  if (!user || !valid) throw errors.invalidCredentials();
+  if (isBanned(user) || !user.email_confirmed_at) {
+    await passwordWasRight(deps.pool, normalized, context.ip);
+    throw isBanned(user) ? errors.userBanned() : errors.emailNotConfirmed();
+  }
+  const session = await openSession(deps.pool, user.id, 'password', context, normalized);
+  return tokenResponse(deps, { ...user, last_sign_in_at: new Date() }, session);
+}
+
+export async function refreshGrant(deps: IdentityDeps, refreshToken: string): Promise<TokenResponse> {
+  const { settings } = deps;
+  const limits = settings.rateLimits;
+  const outcome = await withService(deps.pool, async (tx) => {
+    const rotation = await rotateRefreshToken(
+      tx,
+      deps.refreshKey,
+      refreshToken,
+      settings.refreshTokenTtlSeconds,
+      settings.refreshTokenReuseIntervalSeconds,
+    );
+    if (rotation.kind === 'reuse_detected') return null; // commit the revocation, then refuse
+    const { session } = rotation;
+    // Counted inside the session's lock: an over-limit attempt rolls back its own rotation.
+    await enforceLimits(tx, [
+      {
+        bucket: `refresh:session:${session.sessionId}`,
+        max: limits.refreshPerSession,
+        windowSeconds: limits.windowSeconds,
+      },
+    ]);
+    const user = await findUserById(tx, session.userId);
+    if (!user) throw errors.refreshNotFound();
+    if (isBanned(user)) throw errors.userBanned();
+    return tokenResponse(deps, user, session);
+  });
+  if (!outcome) throw errors.refreshAlreadyUsed();
+  return outcome;
+}
+
+/** POST /token?grant_type=pkce: the session whose amr is the flow's method (email/signup, recovery, ...). */
+export async function pkceGrant(
+  deps: IdentityDeps,
+  authCode: string,
+  codeVerifier: string,
+  context: RequestContext,
+): Promise<TokenResponse> {
+  if (!authCode || !codeVerifier) {
+    throw errors.validation('invalid request: both auth code and code verifier should be non-empty');
+  }
+  return withService(deps.pool, async (tx) => {
+    const flow = await exchangeAuthCode(tx, authCode, codeVerifier);
+    const user = await findUserById(tx, flow.userId);
+    if (!user) throw errors.userNotFound();
+    if (isBanned(user)) throw errors.userBanned();
+    const session = await openSession(tx, user.id, flow.authenticationMethod, context);
+    return tokenResponse(deps, { ...user, last_sign_in_at: new Date() }, session);
+  });
+}

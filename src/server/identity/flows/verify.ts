@@ -1,0 +1,265 @@
+// In charge of /verify, as GoTrue serves it: POST with {type, token_hash} or {type, email, token}
+// answers a session; GET (the link in an e-mail, no apikey) redirects to the allowed redirect_to
+// with the session in the URL fragment, or with ?code= when the link belongs to a PKCE flow, or
+// with GoTrue's #error=… on failure. What a verified token does (confirm the address, finish an
+// e-mail change, ...) is one handler per verification type in VERIFY_HANDLERS.
+import type { Tx } from '../../db/transactions.js';
+import { withService } from '../../db/transactions.js';
+import { HttpError, isHttpError } from '../../http/errors.js';
+import { authError, errors } from '../errors.js';
+import {
+  consumeByLinkToken,
+  consumeByOtp,
+  PKCE_PREFIX,
+  type ConsumedToken,
+  type OneTimeTokenType,
+} from '../one-time-tokens.js';
+import { deleteFlowState, issueAuthCode } from '../pkce.js';
+import { countHits, limitsReached, type Limit } from '../rate-limit.js';
+import { chooseRedirect } from '../redirects.js';
+import { openSession } from '../sessions.js';
+import { findUserById, isBanned, normalizeEmail, type UserWithIdentities } from '../users.js';
+import { tokenResponse, type IdentityDeps, type RequestContext, type TokenResponse } from './context.js';
+
+/** GoTrue's verification types (VerifyParams.Type). */
+export const VERIFICATION_TYPES = [
+  'signup',
+  'invite',
+  'magiclink',
+  'recovery',
+  'email_change',
+  'email',
+  'sms',
+  'phone_change',
+] as const;
+export type VerificationType = (typeof VERIFICATION_TYPES)[number];
+
+/** What a verified token leads to. */
+export type VerifyCompletion =
+  /** sign the user in; `amr` is the session's method (GoTrue's `otp` unless said otherwise) */
+  | { kind: 'session'; amr?: string }
+  /** no session yet: GoTrue's `{msg, code: "200"}` (the first half of a secure e-mail change) */
+  | { kind: 'message'; message: string };
+
+export interface VerifyHandler {
+  /** the token types this verification type accepts */
+  tokenTypes: readonly OneTimeTokenType[];
+  /** applies what the verification proves, inside the verification's transaction */
+  complete(
+    tx: Tx,
+    deps: IdentityDeps,
+    user: UserWithIdentities,
+    token: ConsumedToken,
+  ): Promise<VerifyCompletion>;
+}
+
+/** Marks the user's e-mail address (and its e-mail identity) as confirmed. */
+export async function confirmEmail(tx: Tx, user: UserWithIdentities): Promise<void> {
+  await tx.query(
+    `update auth.users set email_confirmed_at = coalesce(email_confirmed_at, now()), updated_at = now()
+     where id = $1`,
+    [user.id],
+  );
+  await tx.query(
+    `update auth.identities set identity_data = identity_data || '{"email_verified": true}'::jsonb,
+       updated_at = now()
+     where user_id = $1 and provider = 'email' and identity_data->>'email' = $2`,
+    [user.id, user.email],
+  );
+}
+
+// The address is proved by the link or code either way; a recovery or magic link also confirms
+// an address that never was (GoTrue's recoverVerify).
+const confirmAndSignIn: VerifyHandler['complete'] = async (tx, _deps, user) => {
+  await confirmEmail(tx, user);
+  return { kind: 'session' };
+};
+
+export const VERIFY_HANDLERS: Partial<Record<VerificationType, VerifyHandler>> = {
+  signup: { tokenTypes: ['confirmation_token'], complete: confirmAndSignIn },
+  invite: { tokenTypes: ['confirmation_token'], complete: confirmAndSignIn },
+  magiclink: { tokenTypes: ['recovery_token'], complete: confirmAndSignIn },
+  // A recovery session says so in its amr, so the app (and PUT /user) can tell it apart.
+  recovery: {
+    tokenTypes: ['recovery_token'],
+    complete: async (tx, deps, user, token) => {
+      await confirmAndSignIn(tx, deps, user, token);
+      return { kind: 'session', amr: 'recovery' };
+    },
+  },
+  // A code typed from any e-mail that sent one: a confirmation or a magic link / recovery.
+  email: { tokenTypes: ['confirmation_token', 'recovery_token'], complete: confirmAndSignIn },
+};
+
+export type VerifyInput =
+  | { type: string; tokenHash: string }
+  | { type: string; email: string; token: string }
+  | { type: string; phone: string; token: string };
+
+/** What a verification came to, before it is rendered as JSON (POST) or a redirect (GET). */
+type Verified =
+  | { kind: 'session'; response: TokenResponse; type: string }
+  | { kind: 'code'; code: string }
+  | { kind: 'message'; message: string };
+
+function failureLimits(deps: IdentityDeps, context: RequestContext, email: string | null): Limit[] {
+  const limits = deps.settings.rateLimits;
+  const list: Limit[] = [];
+  if (context.ip) {
+    list.push({
+      bucket: `verify-fail:ip:${context.ip}`,
+      max: limits.verifyFailuresPerAddress,
+      windowSeconds: limits.windowSeconds,
+    });
+  }
+  if (email) {
+    list.push({ bucket: `otp-fail:email:${email}`, max: limits.otpFailuresPerEmail, windowSeconds: 3600 });
+  }
+  return list;
+}
+
+/**
+ * The verification itself, in one transaction: limits, the token consumed, the user checked, the
+ * handler applied, then a session (or, for a PKCE link followed with GET, the flow's code).
+ * Failures are counted and committed before the refusal is thrown.
+ */
+async function verifyToken(
+  deps: IdentityDeps,
+  input: VerifyInput,
+  context: RequestContext,
+  options: { pkceCode: boolean },
+): Promise<Verified> {
+  const byLink = 'tokenHash' in input;
+  const handler = VERIFY_HANDLERS[input.type as VerificationType];
+  if (byLink && (!handler || input.type === 'sms' || input.type === 'phone_change')) {
+    throw errors.validation('Invalid email verification type');
+  }
+  const refusal = byLink ? errors.linkInvalid : errors.otpInvalid;
+  const email = 'email' in input ? normalizeEmail(input.email) : null;
+  const limits = failureLimits(deps, context, email);
+  const wait = await limitsReached(deps.pool, limits);
+  if (wait > 0) throw errors.rateLimited(wait);
+
+  const outcome = await withService(deps.pool, async (tx): Promise<Verified | null> => {
+    let token: ConsumedToken | null = null;
+    if (handler && 'tokenHash' in input) {
+      token = await consumeByLinkToken(tx, input.tokenHash, handler.tokenTypes);
+    } else if (handler && 'email' in input) {
+      const result = await consumeByOtp(tx, deps.email.tokenKey, {
+        address: input.email,
+        types: handler.tokenTypes,
+        otp: input.token,
+        maxAttempts: deps.settings.otpMaxAttempts,
+      });
+      if (result.kind === 'verified') token = result.token;
+    }
+    // Phone numbers have no accounts here: every phone code is wrong, as an unknown one is in GoTrue.
+    if (!token) {
+      await countHits(tx, limits);
+      return null;
+    }
+    const user = await findUserById(tx, token.userId);
+    // A confirmation or recovery e-mail proves only the address it went to: if the account's
+    // address changed since, the token is void.
+    const ownAddress = token.type !== 'email_change_token_new' && token.type !== 'email_change_token_current';
+    if (!user || (ownAddress && token.relatesTo !== user.email)) {
+      await countHits(tx, limits);
+      return null;
+    }
+    if (isBanned(user)) throw authError(403, 'user_banned', 'User is banned');
+    const completion = await handler!.complete(tx, deps, user, token);
+    if (completion.kind === 'message') return completion;
+    if (token.flowStateId && options.pkceCode) {
+      const code = await issueAuthCode(tx, token.flowStateId);
+      if (!code) throw authError(400, 'flow_state_not_found', 'No associated flow state found.');
+      return { kind: 'code', code };
+    }
+    if (token.flowStateId) await deleteFlowState(tx, token.flowStateId);
+    const session = await openSession(tx, user.id, completion.amr ?? 'otp', context);
+    const fresh = (await findUserById(tx, user.id))!;
+    return { kind: 'session', response: await tokenResponse(deps, fresh, session), type: input.type };
+  });
+  if (!outcome) throw refusal();
+  return outcome;
+}
+
+/** POST /verify: a session, or GoTrue's `{msg, code}` for the first half of a secure e-mail change. */
+export async function verifyPost(
+  deps: IdentityDeps,
+  input: VerifyInput,
+  context: RequestContext,
+): Promise<TokenResponse | { msg: string; code: string }> {
+  const verified = await verifyToken(deps, input, context, { pkceCode: false });
+  if (verified.kind === 'message') return { msg: verified.message, code: '200' };
+  if (verified.kind !== 'session') throw new Error('unreachable: POST never issues a PKCE code');
+  return verified.response;
+}
+
+/** Go's url.Values.Encode: keys sorted, form encoding. */
+function encodeSorted(params: Record<string, string>): string {
+  return new URLSearchParams(
+    Object.entries(params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  ).toString();
+}
+
+// GoTrue's oauthErrorMap: the OAuth `error` of a failed link, by HTTP status.
+const OAUTH_ERROR_BY_STATUS: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized_client',
+  403: 'access_denied',
+  500: 'server_error',
+  503: 'temporarily_unavailable',
+};
+
+function errorRedirect(base: string, error: HttpError, pkce: boolean): string {
+  const url = new URL(base);
+  const params: Record<string, string> = { error_code: error.code, error_description: error.message };
+  const oauth = OAUTH_ERROR_BY_STATUS[error.status];
+  if (oauth) params.error = oauth;
+  if (pkce) for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+  url.hash = encodeSorted({ ...params, sb: '' });
+  return url.toString();
+}
+
+/**
+ * GET /verify: where to send the browser (303). Bad parameters are thrown (JSON, as GoTrue); a
+ * failed verification becomes an error redirect, so the app's page can tell the user.
+ */
+export async function verifyGet(
+  deps: IdentityDeps,
+  input: { type: string; token: string; redirectTo: string | undefined; referer: string | null },
+  context: RequestContext,
+): Promise<string> {
+  const redirect = chooseRedirect(deps.redirects, input.redirectTo, input.referer);
+  const pkce = input.token.startsWith(PKCE_PREFIX);
+  let verified: Verified;
+  try {
+    verified = await verifyToken(deps, { type: input.type, tokenHash: input.token }, context, {
+      pkceCode: true,
+    });
+  } catch (error) {
+    if (isHttpError(error)) return errorRedirect(redirect, error, pkce);
+    throw error;
+  }
+  const url = new URL(redirect);
+  if (verified.kind === 'code') {
+    url.searchParams.set('code', verified.code);
+    return url.toString();
+  }
+  if (verified.kind === 'message') {
+    if (pkce) url.searchParams.set('message', verified.message);
+    url.hash = encodeSorted({ message: verified.message, sb: '' });
+    return url.toString();
+  }
+  const { response } = verified;
+  url.hash = encodeSorted({
+    access_token: response.access_token,
+    token_type: response.token_type,
+    expires_in: String(response.expires_in),
+    expires_at: String(response.expires_at),
+    refresh_token: response.refresh_token,
+    type: verified.type,
+    sb: '',
+  });
+  return url.toString();
+}

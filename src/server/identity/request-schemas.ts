@@ -1,0 +1,79 @@
+// In charge of the shapes of /auth/v1 request bodies (zod), checked once at the edge. GoTrue's
+// wording where clients show it (an invalid e-mail, a missing token).
+import { z } from 'zod';
+
+export const email = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .pipe(z.email({ error: 'Unable to validate email address: invalid format' }));
+export const password = z.string({ error: 'must be a string' }).max(1024, 'is too long');
+export const metadata = z.record(z.string(), z.unknown());
+
+export const passwordGrantBody = z.object({
+  email: z.string({ error: 'missing email or phone' }),
+  password: z.string({ error: 'missing password' }),
+});
+export const refreshGrantBody = z.object({
+  refresh_token: z.string({ error: 'missing refresh_token' }).min(1, 'missing refresh_token'),
+});
+// auth-js sends null for the PKCE fields of an implicit-flow client.
+const optionalText = z.string({ error: 'must be a string' }).nullish();
+
+export const signUpBody = z.object({
+  email,
+  password,
+  data: metadata.nullish(),
+  code_challenge: optionalText,
+  code_challenge_method: optionalText,
+});
+export const pkceGrantBody = z.object({
+  auth_code: optionalText,
+  code_verifier: optionalText,
+});
+export const verifyBody = z.object({
+  type: optionalText,
+  token: optionalText,
+  token_hash: optionalText,
+  email: optionalText,
+  phone: optionalText,
+  redirect_to: optionalText,
+});
+export const resendBody = z.object({
+  type: optionalText,
+  email: optionalText,
+  phone: optionalText,
+  code_challenge: optionalText,
+  code_challenge_method: optionalText,
+});
+export const recoverBody = z.object({
+  email: optionalText,
+  code_challenge: optionalText,
+  code_challenge_method: optionalText,
+});
+export const updateUserBody = z.object({
+  email: email.optional(),
+  password: password.optional(),
+  data: metadata.optional(),
+  app_metadata: z.unknown().optional(),
+});
+export const adminCreateBody = z.object({
+  email,
+  password: password.optional(),
+  email_confirm: z.boolean().optional(),
+  user_metadata: metadata.optional(),
+  app_metadata: metadata.optional(),
+});
+export const banDuration = z.union([
+  z.literal('none'),
+  z.string().regex(/^\d+h$/, 'must be "none" or a number of hours like "24h"'),
+]);
+export const adminUpdateBody = z.object({
+  email: email.optional(),
+  password: password.optional(),
+  email_confirm: z.boolean().optional(),
+  user_metadata: metadata.optional(),
+  app_metadata: metadata.optional(),
+  ban_duration: banDuration.optional(),
+});
+export const inviteBody = z.object({ email, data: metadata.optional() });
+export const uuid = z.uuid({ error: 'user id must be a UUID' });
