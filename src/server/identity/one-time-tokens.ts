@@ -2,7 +2,7 @@
 // and reauthentication (auth.one_time_tokens): issuing one (the link token and the e-mail code,
 // replacing the user's previous token of that type) and consuming one, once, by link or by code.
 // Neither value is stored: the link token as its SHA-256, the code as an HMAC under a server key,
-// compared in constant time, with failed attempts counted (docs/decisions/0011).
+// compared in constant time, with failed attempts counted (docs/decisions/0015).
 import {
   createHash,
   createHmac,

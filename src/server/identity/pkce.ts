@@ -2,7 +2,7 @@
 // code_challenge, keeping the flow state (auth.flow_state), issuing its authorization code when
 // the link is followed, and exchanging code + verifier for the user once (POST
 // /token?grant_type=pkce). The code is stored as its SHA-256; the verifier check is constant-time
-// (docs/decisions/0012).
+// (docs/decisions/0016).
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Tx } from '../db/transactions.js';
 import { authError, errors } from './errors.js';
