@@ -50,11 +50,24 @@ export const recoverBody = z.object({
   code_challenge: optionalText,
   code_challenge_method: optionalText,
 });
+export const otpBody = z.object({
+  email: optionalText,
+  phone: optionalText,
+  channel: optionalText,
+  data: metadata.nullish(),
+  create_user: z.boolean({ error: 'create_user must be true or false' }).nullish(),
+  code_challenge: optionalText,
+  code_challenge_method: optionalText,
+});
 export const updateUserBody = z.object({
   email: email.optional(),
   password: password.optional(),
+  current_password: password.nullish(),
+  nonce: optionalText,
   data: metadata.optional(),
   app_metadata: z.unknown().optional(),
+  code_challenge: optionalText,
+  code_challenge_method: optionalText,
 });
 export const adminCreateBody = z.object({
   email,
@@ -75,5 +88,21 @@ export const adminUpdateBody = z.object({
   app_metadata: metadata.optional(),
   ban_duration: banDuration.optional(),
 });
-export const inviteBody = z.object({ email, data: metadata.optional() });
+export const inviteBody = z.object({ email, data: metadata.nullish() });
+export const GENERATE_LINK_TYPES = [
+  'signup',
+  'invite',
+  'magiclink',
+  'recovery',
+  'email_change_current',
+  'email_change_new',
+] as const;
+export const generateLinkBody = z.object({
+  type: optionalText,
+  email,
+  new_email: optionalText,
+  password: password.nullish(),
+  data: metadata.nullish(),
+  redirect_to: optionalText,
+});
 export const uuid = z.uuid({ error: 'user id must be a UUID' });

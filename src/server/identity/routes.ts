@@ -16,6 +16,7 @@ import {
   adminUpdateBody,
   email as emailSchema,
   inviteBody,
+  otpBody,
   passwordGrantBody,
   pkceGrantBody,
   recoverBody,
@@ -256,6 +257,33 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     if (!email.success) throw errors.validation('Unable to validate email address: invalid format');
     const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
     return c.json(await service.recover({ email: email.data, pkce, ...redirectInput(c) }));
+  });
+
+  app.post('/otp', async (c) => {
+    const input = parseWith(otpBody, await readJsonBody(c.req.raw));
+    if (input.email && input.phone) {
+      throw errors.validation('Only an email address or phone number should be provided');
+    }
+    if (input.email && input.channel) {
+      throw errors.validation('Channel should only be specified with Phone OTP');
+    }
+    const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
+    if (input.phone) throw authError(400, 'phone_provider_disabled', 'Phone logins are disabled');
+    if (!input.email) throw errors.validation('One of email or phone must be set');
+    const email = emailSchema.safeParse(input.email);
+    if (!email.success) throw errors.validation('Unable to validate email address: invalid format');
+    return c.json(
+      await service.signInWithOtp(
+        {
+          email: email.data,
+          createUser: input.create_user ?? true,
+          data: input.data ?? {},
+          pkce,
+          ...redirectInput(c),
+        },
+        requestContext(c, deps.trustProxy),
+      ),
+    );
   });
 
   app.get('/user', async (c) => c.json(await service.currentUser(requireUser(c.get('caller')))));

@@ -6,6 +6,7 @@ import type { Pool } from '../db/pool.js';
 import type { AccessTokenClaims, TokenSigner } from './access-tokens.js';
 import * as admin from './flows/admin.js';
 import type { IdentityDeps, RequestContext, TokenResponse } from './flows/context.js';
+import * as otpFlow from './flows/otp.js';
 import * as signup from './flows/signup.js';
 import * as recoverFlow from './flows/recover.js';
 import * as resendFlow from './flows/resend.js';
@@ -90,6 +91,10 @@ export class IdentityService {
 
   resend(input: resendFlow.ResendInput) {
     return resendFlow.resend(this.deps, input);
+  }
+
+  signInWithOtp(input: otpFlow.OtpInput, context: RequestContext) {
+    return otpFlow.signInWithOtp(this.deps, input, context);
   }
 
   recover(input: recoverFlow.RecoverInput) {
