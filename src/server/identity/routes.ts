@@ -292,8 +292,21 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     const claims = requireUser(c.get('caller'));
     const input = parseWith(updateUserBody, await readJsonBody(c.req.raw));
     if (input.app_metadata !== undefined) throw errors.notAdmin();
-    return c.json(await service.updateCurrentUser(claims, input));
+    const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
+    return c.json(
+      await service.updateCurrentUser(claims, {
+        ...(input.email !== undefined ? { email: input.email } : {}),
+        ...(input.password !== undefined ? { password: input.password } : {}),
+        ...(input.data !== undefined ? { data: input.data } : {}),
+        currentPassword: input.current_password,
+        nonce: input.nonce,
+        pkce,
+        ...redirectInput(c),
+      }),
+    );
   });
+
+  app.get('/reauthenticate', async (c) => c.json(await service.reauthenticate(requireUser(c.get('caller')))));
 
   app.post('/logout', async (c) => {
     const scope = c.req.query('scope') ?? 'global';

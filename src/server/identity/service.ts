@@ -37,6 +37,7 @@ export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner
       otpMaxAttempts: email.otpMaxAttempts,
       secureEmailChange: email.secureEmailChange,
       securePasswordChange: email.securePasswordChange,
+      requireCurrentPassword: email.requireCurrentPassword,
     },
     redirects: createRedirectPolicy({
       siteUrl: email.siteUrl,
@@ -107,6 +108,10 @@ export class IdentityService {
 
   updateCurrentUser(claims: AccessTokenClaims, input: user.UserUpdate) {
     return user.updateCurrentUser(this.deps, claims, input);
+  }
+
+  reauthenticate(claims: AccessTokenClaims) {
+    return user.reauthenticate(this.deps, claims);
   }
 
   signOut(claims: AccessTokenClaims, scope: LogoutScope): Promise<void> {

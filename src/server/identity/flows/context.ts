@@ -23,6 +23,8 @@ export interface IdentitySettings {
   secureEmailChange: boolean;
   /** a password change needs a recent sign-in or a reauthentication code (SECURE_PASSWORD_CHANGE) */
   securePasswordChange: boolean;
+  /** a password change names the current password, except in a recovery session */
+  requireCurrentPassword: boolean;
 }
 
 export interface IdentityDeps {

@@ -1,8 +1,14 @@
-// In charge of the signed-in user's own account: GET /user, PUT /user and POST /logout.
+// In charge of the signed-in user's own account: GET /user, PUT /user (metadata, a password change
+// with GoTrue's optional proofs, an e-mail change that takes effect only once confirmed by
+// e-mail), GET /reauthenticate (a code by e-mail for a password change) and POST /logout.
 import { withService } from '../../db/transactions.js';
 import type { AccessTokenClaims } from '../access-tokens.js';
-import { errors } from '../errors.js';
+import { sendEmailAction, sendEmailChange } from '../email-actions.js';
+import { authError, errors } from '../errors.js';
+import { consumeByOtp } from '../one-time-tokens.js';
 import { hashPassword, verifyPassword } from '../passwords.js';
+import type { PkceChallenge } from '../pkce.js';
+import { chooseRedirect } from '../redirects.js';
 import { logout, type LogoutScope } from '../sessions.js';
 import { findUserById, normalizeEmail, renderUser, updateUser, type UserChanges } from '../users.js';
 import { checkPasswordStrength, requireLiveUser, type IdentityDeps } from './context.js';
@@ -18,7 +24,72 @@ export async function currentUser(
 export interface UserUpdate {
   email?: string;
   password?: string;
+  /** the current password, when UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD asks for it */
+  currentPassword?: string | null | undefined;
+  /** the reauthentication code, when SECURE_PASSWORD_CHANGE asks for it */
+  nonce?: string | null | undefined;
   data?: Record<string, unknown>;
+  /** the client's PKCE challenge: the e-mail change links then end in ?code= */
+  pkce?: PkceChallenge | null;
+  redirectTo?: string | undefined;
+  referer?: string | null;
+}
+
+/** GoTrue's rule: a session older than this needs a reauthentication code to change the password. */
+const RECENT_SIGN_IN_MS = 24 * 3600 * 1000;
+
+const CURRENT_PASSWORD_MESSAGE = 'Current password required when setting new password.';
+
+/**
+ * The proofs GoTrue asks of a password change, in its order: with SECURE_PASSWORD_CHANGE, a
+ * session older than 24 hours must bring the e-mailed reauthentication code (used up, even if the
+ * change then fails, as GoTrue does); with UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD, the current
+ * password, except in a recovery session (whoever forgot it cannot give it).
+ */
+async function checkPasswordChangeProofs(
+  deps: IdentityDeps,
+  claims: AccessTokenClaims,
+  input: UserUpdate,
+): Promise<void> {
+  const { settings } = deps;
+  if (settings.securePasswordChange) {
+    const session = await deps.pool.query<{ created_at: Date }>(
+      'select created_at from auth.sessions where id = $1 and user_id = $2',
+      [claims.session_id, claims.sub],
+    );
+    const createdAt = session.rows[0]?.created_at;
+    if (!createdAt || Date.now() - new Date(createdAt).getTime() > RECENT_SIGN_IN_MS) {
+      if (!input.nonce) {
+        throw authError(400, 'reauthentication_needed', 'Password update requires reauthentication');
+      }
+      // Its own transaction: a wrong code's counted attempt must survive the refusal.
+      const verified = await withService(deps.pool, async (tx) => {
+        const user = await requireLiveUser(tx, claims);
+        if (!user.email) return false;
+        const outcome = await consumeByOtp(tx, deps.email.tokenKey, {
+          address: user.email,
+          types: ['reauthentication_token'],
+          otp: input.nonce!,
+          maxAttempts: settings.otpMaxAttempts,
+        });
+        return outcome.kind === 'verified' && outcome.token.userId === user.id;
+      });
+      if (!verified) {
+        throw authError(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid');
+      }
+    }
+  }
+  if (settings.requireCurrentPassword && !claims.amr.some((entry) => entry.method === 'recovery')) {
+    const user = await requireLiveUser(deps.pool, claims);
+    if (user.encrypted_password) {
+      if (!input.currentPassword) {
+        throw authError(400, 'current_password_required', CURRENT_PASSWORD_MESSAGE);
+      }
+      if (!(await verifyPassword(user.encrypted_password, input.currentPassword))) {
+        throw authError(400, 'current_password_invalid', CURRENT_PASSWORD_MESSAGE);
+      }
+    }
+  }
 }
 
 export async function updateCurrentUser(
@@ -26,29 +97,81 @@ export async function updateCurrentUser(
   claims: AccessTokenClaims,
   input: UserUpdate,
 ): Promise<Record<string, unknown>> {
-  if (input.password !== undefined) checkPasswordStrength(deps.settings, input.password);
+  const { settings } = deps;
+  if (input.password !== undefined) checkPasswordStrength(settings, input.password);
+  const before = await requireLiveUser(deps.pool, claims);
+  const newEmail =
+    input.email !== undefined && normalizeEmail(input.email) !== before.email
+      ? normalizeEmail(input.email)
+      : null;
+  if (newEmail) {
+    const taken = await deps.pool.query('select 1 from auth.users where email = $1 and id <> $2', [
+      newEmail,
+      before.id,
+    ]);
+    if (taken.rowCount) throw errors.emailExists();
+  }
+  if (input.password !== undefined) await checkPasswordChangeProofs(deps, claims, input);
   const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password);
+  const redirectTo = chooseRedirect(deps.redirects, input.redirectTo, input.referer);
+
   return withService(deps.pool, async (tx) => {
     const user = await requireLiveUser(tx, claims);
     if (input.password !== undefined && user.encrypted_password) {
       if (await verifyPassword(user.encrypted_password, input.password)) throw errors.samePassword();
     }
-    if (
-      input.email !== undefined &&
-      normalizeEmail(input.email) !== user.email &&
-      !deps.settings.autoconfirm
-    ) {
-      throw errors.validation('Changing the e-mail address needs e-mail confirmation, which is not enabled');
-    }
     const changes: UserChanges = {};
-    if (input.email !== undefined) changes.email = input.email;
     if (passwordHash !== undefined) changes.passwordHash = passwordHash;
     if (input.data !== undefined) changes.userMetadata = input.data;
-    if (!(await updateUser(tx, user.id, changes))) throw errors.emailExists();
+    await updateUser(tx, user.id, changes);
     // A new password ends every other session: whoever knew the old one is signed out.
     if (passwordHash !== undefined) await logout(tx, user.id, claims.session_id, 'others');
+    if (newEmail) {
+      // The address changes only when confirmed by e-mail (verify type email_change); until then
+      // the current one stays in force and the new one is only `new_email`.
+      await tx.query('update auth.users set email_change = $2, updated_at = now() where id = $1', [
+        user.id,
+        newEmail,
+      ]);
+      const fresh = (await findUserById(tx, user.id))!;
+      await sendEmailChange(tx, deps.email, {
+        userId: user.id,
+        currentEmail: fresh.email,
+        newEmail,
+        secure: settings.secureEmailChange,
+        redirectTo,
+        pkce: input.pkce ?? null,
+        data: fresh.raw_user_meta_data,
+      });
+    }
     return renderUser((await findUserById(tx, user.id))!);
   });
+}
+
+/**
+ * GET /reauthenticate: e-mails the signed-in user a code for PUT /user's `nonce`. Only to a
+ * confirmed address; one a minute (429 over_email_send_rate_limit), the newest code only.
+ */
+export async function reauthenticate(
+  deps: IdentityDeps,
+  claims: AccessTokenClaims,
+): Promise<Record<string, never>> {
+  await withService(deps.pool, async (tx) => {
+    const user = await requireLiveUser(tx, claims);
+    if (!user.email) {
+      throw errors.validation('Reauthentication requires the user to have an email or a phone number');
+    }
+    if (!user.email_confirmed_at) {
+      throw authError(422, 'email_not_confirmed', 'Please verify your email first.');
+    }
+    await sendEmailAction(tx, deps.email, {
+      action: 'reauthentication',
+      userId: user.id,
+      address: user.email,
+      redirectTo: deps.redirects.siteUrl,
+    });
+  });
+  return {};
 }
 
 export async function signOut(

@@ -8,6 +8,7 @@ import { withService } from '../../db/transactions.js';
 import { HttpError, isHttpError } from '../../http/errors.js';
 import { authError, errors } from '../errors.js';
 import {
+  clearOneTimeTokens,
   consumeByLinkToken,
   consumeByOtp,
   PKCE_PREFIX,
@@ -18,7 +19,7 @@ import { deleteFlowState, issueAuthCode } from '../pkce.js';
 import { countHits, limitsReached, type Limit } from '../rate-limit.js';
 import { chooseRedirect } from '../redirects.js';
 import { openSession } from '../sessions.js';
-import { findUserById, isBanned, normalizeEmail, type UserWithIdentities } from '../users.js';
+import { findUserById, isBanned, normalizeEmail, updateUser, type UserWithIdentities } from '../users.js';
 import { tokenResponse, type IdentityDeps, type RequestContext, type TokenResponse } from './context.js';
 
 /** GoTrue's verification types (VerifyParams.Type). */
@@ -75,6 +76,52 @@ const confirmAndSignIn: VerifyHandler['complete'] = async (tx, _deps, user) => {
   return { kind: 'session' };
 };
 
+/** GoTrue's answer to the first of the two confirmations of a secure e-mail change. */
+export const SINGLE_CONFIRMATION_ACCEPTED =
+  'Confirmation link accepted. Please proceed to confirm link sent to the other email';
+
+/**
+ * An e-mail change confirmed from one address (GoTrue's emailChangeVerify): with secure e-mail
+ * change (and no autoconfirm) the first confirmation only counts, and the second one, from the
+ * other address, makes the new address the account's; otherwise the one confirmation does.
+ */
+const confirmEmailChange: VerifyHandler['complete'] = async (tx, deps, user, token) => {
+  const belongs =
+    user.email_change !== null &&
+    (token.type === 'email_change_token_new'
+      ? token.relatesTo === user.email_change
+      : token.relatesTo === (user.email ?? ''));
+  // A confirmation of a change since replaced or cancelled proves nothing.
+  if (!belongs) throw errors.otpInvalid();
+  if (
+    deps.settings.secureEmailChange &&
+    !deps.settings.autoconfirm &&
+    user.email_change_confirm_status === 0 &&
+    user.email
+  ) {
+    await tx.query(
+      'update auth.users set email_change_confirm_status = 1, updated_at = now() where id = $1',
+      [user.id],
+    );
+    return { kind: 'message', message: SINGLE_CONFIRMATION_ACCEPTED };
+  }
+  const newEmail = user.email_change!;
+  await tx.query(
+    `update auth.users set email_change = null, email_change_confirm_status = 0, updated_at = now()
+     where id = $1`,
+    [user.id],
+  );
+  if (!(await updateUser(tx, user.id, { email: newEmail, confirm: true }))) throw errors.emailExists();
+  await tx.query(
+    `update auth.identities set identity_data = identity_data || '{"email_verified": true}'::jsonb
+     where user_id = $1 and provider = 'email'`,
+    [user.id],
+  );
+  // Links and codes sent to the old address (confirmation, recovery, the other half) are void now.
+  await clearOneTimeTokens(tx, user.id);
+  return { kind: 'session' };
+};
+
 export const VERIFY_HANDLERS: Partial<Record<VerificationType, VerifyHandler>> = {
   signup: { tokenTypes: ['confirmation_token'], complete: confirmAndSignIn },
   invite: { tokenTypes: ['confirmation_token'], complete: confirmAndSignIn },
@@ -89,6 +136,10 @@ export const VERIFY_HANDLERS: Partial<Record<VerificationType, VerifyHandler>> =
   },
   // A code typed from any e-mail that sent one: a confirmation or a magic link / recovery.
   email: { tokenTypes: ['confirmation_token', 'recovery_token'], complete: confirmAndSignIn },
+  email_change: {
+    tokenTypes: ['email_change_token_new', 'email_change_token_current'],
+    complete: confirmEmailChange,
+  },
 };
 
 export type VerifyInput =
