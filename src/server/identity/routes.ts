@@ -15,6 +15,8 @@ import {
   adminCreateBody,
   adminUpdateBody,
   email as emailSchema,
+  GENERATE_LINK_TYPES,
+  generateLinkBody,
   inviteBody,
   otpBody,
   passwordGrantBody,
@@ -320,12 +322,36 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   app.post('/invite', async (c) => {
     requireAdmin(c.get('caller'));
     const input = parseWith(inviteBody, await readJsonBody(c.req.raw));
-    const user = await service.adminCreateUser({
+    const user = await service.inviteUser({
       email: input.email,
-      userMetadata: input.data ?? {},
-      invited: true,
+      ...(input.data ? { data: input.data } : {}),
+      ...redirectInput(c),
     });
     return c.json(renderUser(user));
+  });
+
+  app.post('/admin/generate_link', async (c) => {
+    requireAdmin(c.get('caller'));
+    const input = parseWith(generateLinkBody, await readJsonBody(c.req.raw));
+    const type = GENERATE_LINK_TYPES.find((t) => t === input.type);
+    if (!type) throw errors.validation(`Invalid email action link type requested: ${input.type ?? ''}`);
+    let newEmail: string | null = null;
+    if (type === 'email_change_current' || type === 'email_change_new') {
+      const parsed = emailSchema.safeParse(input.new_email ?? '');
+      if (!parsed.success) throw errors.validation('Unable to validate email address: invalid format');
+      newEmail = parsed.data;
+    }
+    return c.json(
+      await service.adminGenerateLink({
+        type,
+        email: input.email,
+        newEmail,
+        password: input.password ?? null,
+        data: input.data ?? null,
+        bodyRedirectTo: input.redirect_to ?? null,
+        ...redirectInput(c),
+      }),
+    );
   });
 
   app.get('/admin/users', async (c) => {

@@ -122,6 +122,14 @@ export class IdentityService {
     return admin.adminCreateUser(this.deps, input);
   }
 
+  inviteUser(input: admin.InviteInput) {
+    return admin.inviteUser(this.deps, input);
+  }
+
+  adminGenerateLink(input: admin.GenerateLinkInput) {
+    return admin.adminGenerateLink(this.deps, input);
+  }
+
   adminGetUser(id: string) {
     return admin.adminGetUser(this.deps, id);
   }

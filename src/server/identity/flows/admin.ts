@@ -1,13 +1,20 @@
-// In charge of the service-role administration of users (/admin/users, /invite): create, read,
-// list, change, ban and delete. The route has already checked that the caller is an administrator.
+// In charge of the service-role administration of users (/admin/users, /invite,
+// /admin/generate_link): create, read, list, change, ban and delete, invite by e-mail, and the
+// links and codes of the e-mails for an administrator to deliver. The route has already checked
+// that the caller is an administrator.
 import { withService } from '../../db/transactions.js';
+import { issueEmailAction, sendEmailAction } from '../email-actions.js';
 import { authError, errors } from '../errors.js';
 import { hashPassword } from '../passwords.js';
+import { chooseRedirect, isAllowedRedirect } from '../redirects.js';
 import {
   deleteUser,
   findUserById,
   insertUser,
   listUsers,
+  normalizeEmail,
+  renderUser,
+  SELECT_USER,
   updateUser,
   type UserChanges,
   type UserWithIdentities,
@@ -95,4 +102,155 @@ export async function adminDeleteUser(deps: IdentityDeps, id: string): Promise<v
     throw error;
   }
   if (!deleted) throw errors.userNotFound();
+}
+
+export interface InviteInput {
+  email: string;
+  data?: Record<string, unknown>;
+  redirectTo?: string | undefined;
+  referer?: string | null;
+}
+
+/**
+ * POST /invite (auth.admin.inviteUserByEmail): the account, without a password and with
+ * `invited_at`, and the invitation e-mail through the outbox, whose link (verify type `invite`)
+ * confirms the address and signs the invitee in to set a password. An unconfirmed account is
+ * invited again; a confirmed one is GoTrue's 422 email_exists.
+ */
+export async function inviteUser(deps: IdentityDeps, input: InviteInput): Promise<UserWithIdentities> {
+  const email = normalizeEmail(input.email);
+  const redirectTo = chooseRedirect(deps.redirects, input.redirectTo, input.referer);
+  return withService(deps.pool, async (tx) => {
+    const found = await tx.query<UserWithIdentities>(`${SELECT_USER} where u.email = $1 for update of u`, [
+      email,
+    ]);
+    let user = found.rows[0] ?? null;
+    if (user?.email_confirmed_at) throw errors.emailExists();
+    if (!user) {
+      user = await insertUser(tx, {
+        email,
+        passwordHash: null,
+        confirmed: false,
+        invited: true,
+        userMetadata: input.data ?? {},
+      });
+      if (!user) throw errors.emailExists();
+    } else {
+      await tx.query('update auth.users set invited_at = now(), updated_at = now() where id = $1', [user.id]);
+    }
+    await sendEmailAction(tx, deps.email, {
+      action: 'invite',
+      userId: user.id,
+      address: email,
+      redirectTo,
+      variables: { Data: user.raw_user_meta_data },
+    });
+    return (await findUserById(tx, user.id))!;
+  });
+}
+
+export type GenerateLinkType =
+  'signup' | 'invite' | 'magiclink' | 'recovery' | 'email_change_current' | 'email_change_new';
+
+export interface GenerateLinkInput {
+  type: GenerateLinkType;
+  email: string;
+  /** the new address of an email_change_* link, already checked to be an address */
+  newEmail?: string | null;
+  password?: string | null;
+  data?: Record<string, unknown> | null;
+  /** redirect_to in the body (GoTrue's GenerateLinkParams), which wins when allowed */
+  bodyRedirectTo?: string | null;
+  /** redirect_to in the query, as auth-js sends it */
+  redirectTo?: string | undefined;
+  referer?: string | null;
+}
+
+/**
+ * POST /admin/generate_link: what the e-mail of `type` would carry, without sending it: the user
+ * plus action_link, email_otp, hashed_token, verification_type and redirect_to (auth-js splits
+ * these into `properties` and `user`). The link and code replace the user's previous ones of the
+ * kind and work with /verify. As GoTrue: a magic link for an unknown address is a sign-up link
+ * for a new account; recovery and e-mail change links need an existing account (404).
+ */
+export async function adminGenerateLink(
+  deps: IdentityDeps,
+  input: GenerateLinkInput,
+): Promise<Record<string, unknown>> {
+  const email = normalizeEmail(input.email);
+  const redirectTo = isAllowedRedirect(deps.redirects, input.bodyRedirectTo)
+    ? input.bodyRedirectTo!
+    : chooseRedirect(deps.redirects, input.redirectTo, input.referer);
+  let type = input.type;
+  const signupPassword = input.password ?? '';
+  if (type === 'signup') {
+    if (!signupPassword) throw authError(422, 'validation_failed', 'Signup requires a valid password');
+    checkPasswordStrength(deps.settings, signupPassword);
+  }
+  const passwordHash = signupPassword && type === 'signup' ? await hashPassword(signupPassword) : null;
+  if (type === 'email_change_current' && !deps.settings.secureEmailChange) {
+    throw errors.validation('Enable secure email change to generate link for current email');
+  }
+
+  return withService(deps.pool, async (tx) => {
+    const found = await tx.query<UserWithIdentities>(`${SELECT_USER} where u.email = $1 for update of u`, [
+      email,
+    ]);
+    let user = found.rows[0] ?? null;
+    if (!user) {
+      if (type === 'magiclink') type = 'signup';
+      if (type === 'recovery' || type === 'email_change_current' || type === 'email_change_new') {
+        throw authError(404, 'user_not_found', 'User with this email not found');
+      }
+    }
+    let address = email;
+    if (type === 'signup' || type === 'invite') {
+      if (user?.email_confirmed_at) throw errors.emailExists();
+      if (!user) {
+        user = await insertUser(tx, {
+          email,
+          passwordHash,
+          confirmed: false,
+          invited: type === 'invite',
+          userMetadata: input.data ?? {},
+        });
+        if (!user) throw errors.emailExists();
+      } else if (type === 'invite') {
+        await tx.query('update auth.users set invited_at = now(), updated_at = now() where id = $1', [
+          user.id,
+        ]);
+      } else if (input.data) {
+        await updateUser(tx, user.id, { userMetadata: input.data });
+      }
+    }
+    if (type === 'email_change_current' || type === 'email_change_new') {
+      const newEmail = input.newEmail ? normalizeEmail(input.newEmail) : '';
+      if (!newEmail) throw errors.validation('Unable to validate email address: invalid format');
+      const taken = await tx.query('select 1 from auth.users where email = $1 and id <> $2', [
+        newEmail,
+        user!.id,
+      ]);
+      if (taken.rowCount) throw errors.emailExists();
+      await tx.query(
+        `update auth.users set email_change = $2, email_change_confirm_status = 0, updated_at = now()
+         where id = $1`,
+        [user!.id, newEmail],
+      );
+      if (type === 'email_change_new') address = newEmail;
+    }
+    const issued = await issueEmailAction(tx, deps.email, {
+      action: type,
+      userId: user!.id,
+      address,
+      redirectTo,
+    });
+    return {
+      ...renderUser((await findUserById(tx, user!.id))!),
+      action_link: issued.actionLink,
+      email_otp: issued.otp,
+      hashed_token: issued.linkToken,
+      verification_type: type,
+      redirect_to: issued.redirectTo,
+    };
+  });
 }
