@@ -54,7 +54,7 @@ export interface AuthEmailConfig {
   secureEmailChange: boolean;
   /** a password change needs a recent sign-in or a reauthentication code */
   securePasswordChange: boolean;
-  /** a password change names the current password (UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD) */
+  /** a password change names the current password (REQUIRE_CURRENT_PASSWORD) */
   requireCurrentPassword: boolean;
   /** the product's name in e-mails */
   productName: string;
@@ -209,7 +209,7 @@ const envSchema = z.object({
   SMTP_MAX_FREQUENCY: durationSeconds.pipe(z.number().max(86400)).default(60),
   SECURE_EMAIL_CHANGE: boolFlag.default(true),
   SECURE_PASSWORD_CHANGE: boolFlag.default(false),
-  UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD: boolFlag.default(false),
+  REQUIRE_CURRENT_PASSWORD: boolFlag.default(false),
   MAIL_TEMPLATES_DIR: z.string().min(1).optional(),
   PRODUCT_NAME: z.string().trim().min(1).max(100).default('Tenantry'),
   SMTP_URL: z
@@ -388,7 +388,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       maxFrequencySeconds: e.SMTP_MAX_FREQUENCY,
       secureEmailChange: e.SECURE_EMAIL_CHANGE,
       securePasswordChange: e.SECURE_PASSWORD_CHANGE,
-      requireCurrentPassword: e.UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD,
+      requireCurrentPassword: e.REQUIRE_CURRENT_PASSWORD,
       productName: e.PRODUCT_NAME,
       templates,
     },

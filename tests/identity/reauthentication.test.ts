@@ -1,5 +1,5 @@
 // Password change proofs with the real supabase-js client and e-mails read from a real SMTP
-// server, with SECURE_PASSWORD_CHANGE and UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD on: a session
+// server, with SECURE_PASSWORD_CHANGE and REQUIRE_CURRENT_PASSWORD on: a session
 // older than 24 hours needs the code reauthenticate() e-mails (400 reauthentication_needed, 422
 // reauthentication_not_valid), every change names the current password (400
 // current_password_required / current_password_invalid), except in a recovery session.
@@ -16,7 +16,7 @@ beforeAll(async () => {
     SITE_URL: 'https://app.example.com',
     RATE_LIMIT_EMAIL_SENT: '1000',
     SECURE_PASSWORD_CHANGE: 'true',
-    UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD: 'true',
+    REQUIRE_CURRENT_PASSWORD: 'true',
   });
   mailbox = await startAuthMailbox(server.pool);
 });

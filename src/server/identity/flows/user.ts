@@ -24,7 +24,7 @@ export async function currentUser(
 export interface UserUpdate {
   email?: string;
   password?: string;
-  /** the current password, when UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD asks for it */
+  /** the current password, when REQUIRE_CURRENT_PASSWORD asks for it */
   currentPassword?: string | null | undefined;
   /** the reauthentication code, when SECURE_PASSWORD_CHANGE asks for it */
   nonce?: string | null | undefined;
@@ -43,7 +43,7 @@ const CURRENT_PASSWORD_MESSAGE = 'Current password required when setting new pas
 /**
  * The proofs GoTrue asks of a password change, in its order: with SECURE_PASSWORD_CHANGE, a
  * session older than 24 hours must bring the e-mailed reauthentication code (used up, even if the
- * change then fails, as GoTrue does); with UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD, the current
+ * change then fails, as GoTrue does); with REQUIRE_CURRENT_PASSWORD, the current
  * password, except in a recovery session (whoever forgot it cannot give it).
  */
 async function checkPasswordChangeProofs(
