@@ -105,6 +105,18 @@ test('generateLink signup creates an unconfirmed account whose link confirms it;
   expect(taken.error?.status).toBe(422);
   expect(taken.error?.code).toBe('email_exists');
 
+  // An unconfirmed account needs no password: its metadata is updated and a new link issued.
+  const pending = uniqueEmail('pending');
+  expect((await admin().createUser({ email: pending, password: PASSWORD })).error).toBeNull();
+  const relink = await admin().generateLink({
+    type: 'signup',
+    email: pending,
+    password: '',
+    options: { data: { step: 2 } },
+  });
+  expect(relink.error).toBeNull();
+  expect(relink.data.user?.user_metadata).toMatchObject({ step: 2 });
+
   const stranger = uniqueEmail('stranger');
   const magic = await admin().generateLink({ type: 'magiclink', email: stranger });
   expect(magic.error).toBeNull();

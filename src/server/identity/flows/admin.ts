@@ -183,10 +183,8 @@ export async function adminGenerateLink(
     : chooseRedirect(deps.redirects, input.redirectTo, input.referer);
   let type = input.type;
   const signupPassword = input.password ?? '';
-  if (type === 'signup') {
-    if (!signupPassword) throw authError(422, 'validation_failed', 'Signup requires a valid password');
-    checkPasswordStrength(deps.settings, signupPassword);
-  }
+  // Checked (and hashed) up front, used only if the sign-up creates the account (GoTrue's rule).
+  if (type === 'signup' && signupPassword) checkPasswordStrength(deps.settings, signupPassword);
   const passwordHash = signupPassword && type === 'signup' ? await hashPassword(signupPassword) : null;
   if (type === 'email_change_current' && !deps.settings.secureEmailChange) {
     throw errors.validation('Enable secure email change to generate link for current email');
@@ -207,6 +205,9 @@ export async function adminGenerateLink(
     if (type === 'signup' || type === 'invite') {
       if (user?.email_confirmed_at) throw errors.emailExists();
       if (!user) {
+        if (input.type === 'signup' && !passwordHash) {
+          throw authError(422, 'validation_failed', 'Signup requires a valid password');
+        }
         user = await insertUser(tx, {
           email,
           passwordHash,
