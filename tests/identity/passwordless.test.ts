@@ -226,3 +226,22 @@ test('bad input: no address, both address and phone, a bad address, a phone, a b
   const rows = await server.pool.query(`select 1 from auth.users where email = 'a@example.com'`);
   expect(rows.rowCount).toBe(0);
 });
+
+test('hostile: an open redirect falls back to the site URL; an expired link and code are refused', async () => {
+  const email = await confirmedUser();
+  await server
+    .client()
+    .auth.signInWithOtp({ email, options: { emailRedirectTo: 'https://evil.example.net/steal' } });
+  const mail = await mailbox.latest(email);
+  expect(new URL(mail.link!).searchParams.get('redirect_to')).toBe(SITE);
+  await server.pool.query(
+    `update auth.one_time_tokens set expires_at = now() - interval '1 second'
+     where user_id = (select id from auth.users where email = $1)`,
+    [email],
+  );
+  const landing = await follow(mail.link!);
+  expect(landing.origin).toBe(SITE);
+  expect(new URLSearchParams(landing.hash.slice(1)).get('error_code')).toBe('otp_expired');
+  const code = await server.client().auth.verifyOtp({ email, token: mail.code!, type: 'email' });
+  expect(code.error?.code).toBe('otp_expired');
+});
