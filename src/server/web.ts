@@ -17,6 +17,7 @@ const BUILD_INPUTS = [
   'src',
   'public',
   'next.config.ts',
+  'postcss.config.mjs',
   'scripts/js-specifiers-loader.mjs',
   'tsconfig.json',
   'package-lock.json',
