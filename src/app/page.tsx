@@ -64,7 +64,7 @@ export default async function HomePage() {
           <h2 id="features" className="sr-only">
             What you get
           </h2>
-          <ul className="grid gap-4 sm:grid-cols-2 lg:grid-cols-3">
+          <ul className="grid grid-cols-1 gap-4 sm:grid-cols-2 lg:grid-cols-3">
             {FEATURES.map(({ icon: Icon, title, text }) => (
               <li key={title} className="rounded-lg border bg-card p-5">
                 <Icon className="size-5 text-primary" aria-hidden="true" />

@@ -62,7 +62,7 @@ export async function createWorkspaceInBrowser(
 
 /** Signs out through the account menu. */
 export async function signOutInBrowser(page: Page): Promise<void> {
-  await page.click('[aria-label="Account menu"]');
+  await page.click('[data-account-menu]');
   await page.getByRole('menuitem', { name: 'Sign out' }).click();
   await page.waitForURL('**/sign-in');
 }

@@ -53,7 +53,7 @@ export function MobileNav({
           <span className="min-w-0 truncate">{user.name}</span>
         </DialogTitle>
         <DialogDescription className="sr-only">Pages of Tenantry</DialogDescription>
-        <nav aria-label="Main" className="grid gap-4 pt-2">
+        <nav aria-label="Main" className="grid grid-cols-1 gap-4 pt-2">
           {current ? (
             <div>
               <p className="px-3 pb-1 text-xs font-medium text-muted-foreground">{current.name}</p>

@@ -31,10 +31,11 @@ export function UserMenu({ user, theme }: { user: MenuUser; theme: Theme }) {
       <form ref={signOut} action={signOutAction} hidden />
       <DropdownMenu>
         <DropdownMenuTrigger
-          aria-label="Account menu"
+          data-account-menu=""
           className="inline-flex size-11 cursor-pointer items-center justify-center rounded-full hover:bg-accent data-[state=open]:bg-accent sm:size-9"
         >
           <Avatar name={user.name} seed={user.id} src={user.avatarUrl} />
+          <span className="sr-only">Account menu</span>
         </DropdownMenuTrigger>
         <DropdownMenuContent align="end" className="w-64">
           <DropdownMenuLabel className="font-normal">

@@ -43,13 +43,14 @@ export function WorkspaceSwitcher({
   return (
     <DropdownMenu>
       <DropdownMenuTrigger
-        aria-label={current ? `Workspace: ${current.name}. Switch workspace` : 'Switch workspace'}
+        data-workspace-switcher=""
         className="inline-flex h-11 max-w-[11rem] min-w-0 cursor-pointer items-center gap-2 rounded-md px-2 text-sm font-medium hover:bg-accent data-[state=open]:bg-accent sm:h-9 sm:max-w-[18rem]"
       >
         {current ? <Mark name={current.name} /> : <LayoutGrid className="size-4" aria-hidden="true" />}
         <span className="truncate" data-current-workspace={current?.slug}>
           {current ? current.name : 'Workspaces'}
         </span>
+        <span className="sr-only">{current ? ', switch workspace' : ': switch to one'}</span>
         <ChevronsUpDown className="size-4 shrink-0 text-muted-foreground" aria-hidden="true" />
       </DropdownMenuTrigger>
       <DropdownMenuContent align="start" className="w-64">

@@ -4,6 +4,7 @@ import { withRls, type Tx } from '@/server/db/transactions';
 import { getRuntime } from '@/server/runtime';
 import { notFound, redirect } from 'next/navigation';
 import { requireUser, type SignedIn } from '@/app/lib/session';
+import { slugParam } from '@/app/lib/slug-param';
 import { renamedSlug, workspaceBySlug, type WorkspaceAccess } from '@/app/lib/queries/workspaces';
 
 export function asUser<T>(user: SignedIn, fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -50,8 +51,6 @@ function customRefusal(message = '', detail = ''): string | null {
 
 export type { WorkspaceAccess };
 
-const SLUG = /^[a-z0-9-]{1,48}$/;
-
 /**
  * For a workspace page: the signed-in user (else a redirect to sign in) and the workspace named by
  * the URL. A workspace's old address (before a rename) leads to its current one, for its members;
@@ -61,8 +60,8 @@ export async function requireWorkspace(
   params: Promise<{ slug: string }>,
   tab = '',
 ): Promise<{ user: SignedIn; workspace: WorkspaceAccess }> {
-  const { slug } = await params;
-  if (!SLUG.test(slug)) notFound();
+  const slug = await slugParam(params);
+  if (!slug) notFound();
   const user = await requireUser(`/w/${slug}${tab}`);
   const workspace = await workspaceBySlug(user, slug);
   if (workspace) return { user, workspace };

@@ -4,11 +4,12 @@
 import type { Metadata } from 'next';
 import { workspaceBySlug } from '@/app/lib/queries/workspaces';
 import { currentUser } from '@/app/lib/session';
+import { slugParam } from '@/app/lib/slug-param';
 
 export async function workspaceTitle(params: Promise<{ slug: string }>, page?: string): Promise<Metadata> {
-  const { slug } = await params;
+  const slug = await slugParam(params);
   const user = await currentUser();
-  const workspace = user && /^[a-z0-9-]{1,48}$/.test(slug) ? await workspaceBySlug(user, slug) : null;
+  const workspace = user && slug ? await workspaceBySlug(user, slug) : null;
   if (!workspace) return { title: page ?? 'Workspace' };
   return { title: page ? `${page} · ${workspace.name}` : workspace.name };
 }

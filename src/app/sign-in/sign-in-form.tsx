@@ -10,7 +10,7 @@ import { initialFormState } from '@/app/lib/form-state';
 export function SignInForm({ next }: { next: string | null }) {
   const [state, action] = useActionState(signInAction, initialFormState);
   return (
-    <form action={action} className="grid gap-4" noValidate>
+    <form action={action} className="grid grid-cols-1 gap-4" noValidate>
       <FormError>{state.error}</FormError>
       <input type="hidden" name="next" value={next ?? ''} />
       <Field

@@ -18,7 +18,7 @@ export function SignUpForm({
 }) {
   const [state, action] = useActionState(signUpAction, initialFormState);
   return (
-    <form action={action} className="grid gap-4" noValidate>
+    <form action={action} className="grid grid-cols-1 gap-4" noValidate>
       <FormError>{state.error}</FormError>
       <input type="hidden" name="next" value={next ?? ''} />
       <Field

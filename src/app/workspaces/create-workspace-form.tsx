@@ -10,8 +10,12 @@ import { initialFormState } from '@/app/lib/form-state';
 export function CreateWorkspaceForm({ autoFocus = false }: { autoFocus?: boolean }) {
   const [state, action] = useActionState(createWorkspaceAction, initialFormState);
   return (
-    <form action={action} className="grid gap-4 sm:grid-cols-[1fr_auto] sm:items-start" noValidate>
-      <div className="grid gap-4 sm:col-span-2">
+    <form
+      action={action}
+      className="grid grid-cols-1 gap-4 sm:grid-cols-[1fr_auto] sm:items-start"
+      noValidate
+    >
+      <div className="grid grid-cols-1 gap-4 sm:col-span-2">
         <FormError>{state.error}</FormError>
       </div>
       <Field

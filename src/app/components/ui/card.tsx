@@ -5,7 +5,7 @@ import { cn } from '@/app/components/ui/cn';
 export function Card({ className, ...props }: ComponentProps<'section'>) {
   return (
     <section
-      className={cn('rounded-lg border bg-card text-card-foreground shadow-xs', className)}
+      className={cn('min-w-0 rounded-lg border bg-card text-card-foreground shadow-xs', className)}
       {...props}
     />
   );

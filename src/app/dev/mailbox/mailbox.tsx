@@ -44,7 +44,7 @@ export async function Mailbox({ pool, smtpConfigured }: { pool: Pool; smtpConfig
           No e-mails yet. Invitations and digests appear here.
         </div>
       ) : null}
-      <div className="grid gap-4">
+      <div className="grid grid-cols-1 gap-4">
         {messages.map((m) => (
           <article
             key={m.id}

@@ -19,7 +19,10 @@ export interface ActivityItem {
   id: string;
   createdAt: Date;
   actorId: string | null;
+  /** "You" for the viewer */
   actor: string;
+  /** the actor's own name, for the avatar */
+  actorName: string;
   sentence: string;
 }
 
@@ -52,6 +55,7 @@ export function describe(event: ActivityEvent, names: Names, viewerId: string): 
       return 'updated the workspace settings';
     }
     case 'member.added':
+      if (str(d.user_id) && str(d.user_id) === event.actorId) return `joined as ${str(d.role) ?? 'member'}`;
       return `added ${person(d.user_id, subject)} as ${str(d.role) ?? 'member'}`;
     case 'member.role_changed':
       return `changed ${possessive(person(d.user_id, subject))} role from ${str(d.old_role)} to ${str(d.role)}`;
@@ -122,6 +126,8 @@ export async function recentActivity(user: SignedIn, workspaceId: string): Promi
           : (e.actorId && names.get(e.actorId)) ||
             (e.action.startsWith('invitation.') && e.subject) ||
             'Someone',
+      actorName:
+        (e.actorId && names.get(e.actorId)) || (e.action.startsWith('invitation.') && e.subject) || 'Someone',
       sentence: describe(e, names, user.userId),
     }));
   });

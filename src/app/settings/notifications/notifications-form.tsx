@@ -24,9 +24,9 @@ export function NotificationsForm({
 }) {
   const [state, action] = useActionState(updateNotificationsAction, initialFormState);
   return (
-    <form action={action} className="grid gap-6" noValidate>
+    <form action={action} className="grid grid-cols-1 gap-6" noValidate>
       <FormError>{state.error}</FormError>
-      <fieldset className="grid gap-2">
+      <fieldset className="grid grid-cols-1 gap-2">
         <legend className="mb-2 text-sm font-semibold">Activity digest</legend>
         {FREQUENCIES.map((f) => (
           <label
@@ -40,7 +40,7 @@ export function NotificationsForm({
               defaultChecked={frequency === f.value}
               className="mt-0.5 size-4 accent-[var(--primary)]"
             />
-            <span className="grid gap-0.5">
+            <span className="grid grid-cols-1 gap-0.5">
               <span className="text-sm font-medium">{f.label}</span>
               <span className="text-sm text-muted-foreground">{f.hint}</span>
             </span>
@@ -48,7 +48,7 @@ export function NotificationsForm({
         ))}
         <FieldError>{state.fieldErrors?.digest_frequency}</FieldError>
       </fieldset>
-      <fieldset className="grid gap-2">
+      <fieldset className="grid grid-cols-1 gap-2">
         <legend className="mb-2 text-sm font-semibold">Leave these workspaces out of the digest</legend>
         {workspaces.length === 0 ? (
           <p className="text-sm text-muted-foreground">You are in no workspace yet.</p>

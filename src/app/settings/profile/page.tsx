@@ -17,7 +17,7 @@ export default async function ProfilePage() {
   return (
     <>
       <PageHeader title="Profile" description="How you appear to your teammates, and how you sign in." />
-      <div className="grid gap-6">
+      <div className="grid grid-cols-1 gap-6">
         <Card aria-labelledby="about">
           <CardHeader className="flex-row items-center gap-4">
             <Avatar name={name} seed={user.userId} src={profile.avatarUrl} className="size-12 text-base" />

@@ -6,6 +6,7 @@ import type { ReactNode } from 'react';
 import { AppShell } from '@/app/components/app-shell';
 import { workspaceBySlug } from '@/app/lib/queries/workspaces';
 import { currentUser } from '@/app/lib/session';
+import { slugParam } from '@/app/lib/slug-param';
 
 export default async function WorkspaceLayout({
   children,
@@ -14,9 +15,9 @@ export default async function WorkspaceLayout({
   children: ReactNode;
   params: Promise<{ slug: string }>;
 }) {
-  const { slug } = await params;
+  const slug = await slugParam(params);
   const user = await currentUser();
-  const workspace = user && /^[a-z0-9-]{1,48}$/.test(slug) ? await workspaceBySlug(user, slug) : null;
+  const workspace = user && slug ? await workspaceBySlug(user, slug) : null;
   return (
     <AppShell user={user} workspace={workspace}>
       {children}

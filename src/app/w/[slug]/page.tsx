@@ -37,7 +37,7 @@ export default async function WorkspacePage({ params }: Params) {
           </>
         }
       />
-      <div className="grid gap-6 lg:grid-cols-[minmax(0,2fr)_minmax(0,1fr)]">
+      <div className="grid grid-cols-1 items-start gap-6 lg:grid-cols-[minmax(0,2fr)_minmax(0,1fr)]">
         <Card aria-labelledby="projects">
           <CardHeader>
             <CardTitle id="projects">Projects</CardTitle>
@@ -47,7 +47,7 @@ export default async function WorkspacePage({ params }: Params) {
                 : `${projects.length} project${projects.length === 1 ? '' : 's'}, newest first.`}
             </CardDescription>
           </CardHeader>
-          <CardContent className="grid gap-4">
+          <CardContent className="grid grid-cols-1 gap-4">
             {canEdit ? <CreateProjectForm slug={workspace.slug} workspaceId={workspace.id} /> : null}
             {projects.length === 0 ? (
               <div className="rounded-md border border-dashed px-6 py-10 text-center">
@@ -97,10 +97,14 @@ export default async function WorkspacePage({ params }: Params) {
                 <Activity className="size-4" aria-hidden="true" /> No activity yet.
               </p>
             ) : (
-              <ol aria-label="Activity" className="grid gap-4">
+              <ol aria-label="Activity" className="grid grid-cols-1 gap-4">
                 {activity.map((e) => (
                   <li key={e.id} className="flex gap-3 text-sm">
-                    <Avatar name={e.actor} seed={e.actorId ?? e.actor} className="size-7 text-[0.625rem]" />
+                    <Avatar
+                      name={e.actorName}
+                      seed={e.actorId ?? e.actorName}
+                      className="size-7 text-[0.625rem]"
+                    />
                     <p className="min-w-0 break-words">
                       <span className="font-medium">{e.actor}</span> {e.sentence}
                       <span className="block text-xs text-muted-foreground">

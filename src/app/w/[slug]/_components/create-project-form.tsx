@@ -13,7 +13,7 @@ export function CreateProjectForm({ slug, workspaceId }: { slug: string; workspa
   const [state, action] = useActionState(createProjectAction, initialFormState);
   const error = state.fieldErrors?.name;
   return (
-    <form action={action} className="grid gap-2" noValidate aria-label="New project">
+    <form action={action} className="grid grid-cols-1 gap-2" noValidate aria-label="New project">
       <FormError>{state.error}</FormError>
       <input type="hidden" name="slug" value={slug} />
       <input type="hidden" name="workspace_id" value={workspaceId} />

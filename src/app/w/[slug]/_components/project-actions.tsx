@@ -47,7 +47,7 @@ function RenameDialog({
           <DialogTitle>Rename project</DialogTitle>
           <DialogDescription>Everyone in the workspace sees the new name.</DialogDescription>
         </DialogHeader>
-        <form action={action} className="grid gap-4" noValidate>
+        <form action={action} className="grid grid-cols-1 gap-4" noValidate>
           <FormError>{state.error}</FormError>
           <input type="hidden" name="slug" value={slug} />
           <input type="hidden" name="project_id" value={project.id} />

@@ -30,7 +30,7 @@ const STATUS: Record<string, { label: string; variant: 'success' | 'warning' | '
 function Meter({ label, used, limit }: { label: string; used: number; limit: number | null }) {
   const share = limit ? Math.min(1, used / limit) : 0;
   return (
-    <div className="grid gap-2">
+    <div className="grid grid-cols-1 gap-2">
       <div className="flex items-baseline justify-between gap-2 text-sm">
         <span className="font-medium">{label}</span>
         <span className="text-muted-foreground" data-usage={label.toLowerCase()}>
@@ -72,7 +72,7 @@ export default async function BillingPage({ params }: Params) {
   return (
     <>
       <PageHeader title="Billing" description={`The plan of ${workspace.name} and what it allows.`} />
-      <div className="grid gap-6">
+      <div className="grid grid-cols-1 gap-6">
         <Card aria-labelledby="plan">
           <CardHeader className="flex-row flex-wrap items-start justify-between gap-3">
             <div>
@@ -93,7 +93,7 @@ export default async function BillingPage({ params }: Params) {
               <PortalButton slug={workspace.slug} workspaceId={workspace.id} />
             ) : null}
           </CardHeader>
-          <CardContent className="grid gap-5 sm:grid-cols-2">
+          <CardContent className="grid grid-cols-1 gap-5 sm:grid-cols-2">
             <Meter label="Seats" used={state.seatsUsed} limit={state.seats} />
             <Meter label="Projects" used={state.projectsUsed} limit={state.projects} />
             <p className="text-xs text-muted-foreground sm:col-span-2">
@@ -107,7 +107,7 @@ export default async function BillingPage({ params }: Params) {
             <h2 id="plans" className="mb-3 text-base font-semibold">
               Upgrade
             </h2>
-            <ul className="grid gap-4 sm:grid-cols-2 lg:grid-cols-3">
+            <ul className="grid grid-cols-1 gap-4 sm:grid-cols-2 lg:grid-cols-3">
               {upgrades.map((plan) => (
                 <li key={plan.id} className="flex flex-col gap-4 rounded-lg border bg-card p-5 shadow-xs">
                   <div>

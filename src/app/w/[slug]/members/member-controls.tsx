@@ -44,11 +44,11 @@ export function InviteForm({
 }) {
   const [state, action] = useActionState(inviteAction, initialFormState);
   return (
-    <form action={action} className="grid gap-4" noValidate aria-label="Invite someone">
+    <form action={action} className="grid grid-cols-1 gap-4" noValidate aria-label="Invite someone">
       <FormError>{state.error}</FormError>
       <input type="hidden" name="slug" value={slug} />
       <input type="hidden" name="workspace_id" value={workspaceId} />
-      <div className="grid gap-4 sm:grid-cols-[minmax(0,1fr)_11rem_auto] sm:items-start">
+      <div className="grid grid-cols-1 gap-4 sm:grid-cols-[minmax(0,1fr)_11rem_auto] sm:items-start">
         <Field
           label="E-mail"
           name="email"
@@ -59,7 +59,7 @@ export function InviteForm({
           defaultValue={state.values?.email ?? ''}
           error={state.fieldErrors?.email}
         />
-        <div className="grid gap-2">
+        <div className="grid grid-cols-1 gap-2">
           <Label htmlFor="invite-role">Role</Label>
           <Select
             id="invite-role"

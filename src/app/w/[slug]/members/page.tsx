@@ -40,7 +40,7 @@ export default async function MembersPage({ params }: Params) {
         title="Members"
         description={`${members.length} member${members.length === 1 ? '' : 's'} of ${workspace.name}`}
       />
-      <div className="grid gap-6">
+      <div className="grid grid-cols-1 gap-6">
         {manage ? (
           <Card aria-labelledby="invite">
             <CardHeader>

@@ -19,7 +19,7 @@ export default async function SettingsPage({ params }: Params) {
   return (
     <>
       <PageHeader title="Settings" description={`How ${workspace.name} is named and found.`} />
-      <div className="grid gap-6">
+      <div className="grid grid-cols-1 gap-6">
         <Card aria-labelledby="general">
           <CardHeader>
             <CardTitle id="general">Name and address</CardTitle>
@@ -31,7 +31,7 @@ export default async function SettingsPage({ params }: Params) {
             {canEdit ? (
               <RenameWorkspaceForm workspace={ws} />
             ) : (
-              <dl className="grid gap-3 text-sm sm:grid-cols-[8rem_1fr]">
+              <dl className="grid grid-cols-1 gap-3 text-sm sm:grid-cols-[8rem_1fr]">
                 <dt className="text-muted-foreground">Name</dt>
                 <dd className="font-medium">{workspace.name}</dd>
                 <dt className="text-muted-foreground">Address</dt>

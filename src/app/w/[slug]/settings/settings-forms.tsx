@@ -73,7 +73,7 @@ export function DeleteWorkspace({ workspace }: { workspace: { id: string; name: 
             Members, invitations, projects and activity are deleted with it. This cannot be undone.
           </DialogDescription>
         </DialogHeader>
-        <form action={action} className="grid gap-4" noValidate>
+        <form action={action} className="grid grid-cols-1 gap-4" noValidate>
           <FormError>{state.error}</FormError>
           <input type="hidden" name="slug" value={workspace.slug} />
           <input type="hidden" name="workspace_id" value={workspace.id} />
