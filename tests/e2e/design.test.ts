@@ -17,6 +17,7 @@ import {
 } from '../support/browser-checks.js';
 import {
   createWorkspaceInBrowser,
+  confirmDialog,
   fieldError,
   newPage,
   signUpInBrowser,
@@ -263,6 +264,35 @@ test('admins and members see only the controls they may use', { timeout: 90_000 
   await grace.context().close();
   await alan.context().close();
 });
+
+test(
+  'activity is told in sentences, and a removed member is still named in it',
+  { timeout: 60_000 },
+  async () => {
+    const grace = await signedInAs('grace@example.com');
+    await grace.goto(url(`/w/${slug}`));
+    await grace.fill('input[name=name]', 'Compiler');
+    await flashAfter(grace, () => grace.click('text=Add project'));
+    await grace.context().close();
+
+    await owner.goto(url(`/w/${slug}/members`));
+    await owner.click('[aria-label^="Role of edsger@example.com"]');
+    await flashAfter(owner, () => owner.getByRole('menuitem', { name: /^member/i }).click());
+    await owner.click('[aria-label="Remove grace@example.com"]');
+    await flashAfter(owner, () => confirmDialog(owner, 'Remove member'));
+    await owner.goto(url(`/w/${slug}`));
+    const feed = await owner.locator('ol[aria-label=Activity] li p').allInnerTexts();
+    const lines = feed.map((l) => l.split('\n')[0]!.trim());
+    expect(lines).toContain('You removed grace@example.com from the workspace');
+    expect(lines).toContain('grace@example.com created the project Compiler');
+    expect(lines).toContain('You changed edsger@example.com’s role from viewer to member');
+    expect(lines.join('\n')).not.toMatch(/role_changed|member\.|project\./);
+    // Relative times carry the exact time, in the viewer's time zone, on hover.
+    await expect(owner.getAttribute('ol[aria-label=Activity] time', 'title')).resolves.toMatch(
+      /\d{4}|\d:\d\d/,
+    );
+  },
+);
 
 test('the workspace switcher works from the keyboard', { timeout: 60_000 }, async () => {
   await owner.goto(url(`/w/${slug}`));

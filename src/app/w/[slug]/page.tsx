@@ -45,6 +45,7 @@ export default async function WorkspacePage({ params }: Params) {
               {projects.length === 0
                 ? 'Nothing here yet.'
                 : `${projects.length} project${projects.length === 1 ? '' : 's'}, newest first.`}
+              {canEdit ? ' Two projects may share a name.' : ''}
             </CardDescription>
           </CardHeader>
           <CardContent className="grid grid-cols-1 gap-4">
