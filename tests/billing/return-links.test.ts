@@ -47,7 +47,7 @@ async function expectBillingPage(page: Page, url: string, slug: string) {
   const response = await page.goto(url);
   expect(response?.status(), url).toBe(200);
   expect(new URL(page.url()).pathname).toBe(`/w/${slug}/billing`);
-  await expect(page.textContent('h1')).resolves.toBe('Links Co: billing');
+  await expect(page.title()).resolves.toBe('Billing · Links Co · Tenantry');
 }
 
 /** Stripe's hosted pages cannot be reached from here: answer navigations there with a stand-in. */
@@ -66,7 +66,7 @@ test(
     const owner = await signUpInBrowser(suite, 'links-owner@example.com');
     await owner.fill('input[name=name]', 'Links Co');
     await owner.click('text=Create workspace');
-    await owner.waitForURL('**/workspaces?created=*');
+    await owner.waitForURL('**/w/links-co');
     const ws = (await db.query<{ id: string }>(`select id from public.workspaces where slug = 'links-co'`))
       .rows[0]!.id;
     await standInForStripePages(owner);

@@ -89,7 +89,7 @@ export default async function BillingPage({ params }: Params) {
                   : ''}
               </CardDescription>
             </div>
-            {configured && owner && state.plan !== 'free' ? (
+            {configured && owner ? (
               <PortalButton slug={workspace.slug} workspaceId={workspace.id} />
             ) : null}
           </CardHeader>
