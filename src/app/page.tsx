@@ -1,6 +1,6 @@
 // The landing page: what Tenantry is and where to start. Someone signed in goes to their
 // workspaces.
-import { Building2, CreditCard, KeyRound, Mail, ShieldCheck, Users } from 'lucide-react';
+import { Building2, CreditCard, KeyRound, Mail, Newspaper, Users } from 'lucide-react';
 import Link from 'next/link';
 import { redirect } from 'next/navigation';
 import { Logo } from '@/app/components/logo';
@@ -23,7 +23,7 @@ const FEATURES = [
   },
   { icon: Mail, title: 'Invitations', text: 'Links that work once, for the invited address only.' },
   { icon: CreditCard, title: 'Billing', text: 'Stripe Checkout, plans with seat and project limits.' },
-  { icon: ShieldCheck, title: 'Digests', text: 'Daily or weekly activity e-mails, exactly once.' },
+  { icon: Newspaper, title: 'Digests', text: 'Daily or weekly activity e-mails, exactly once.' },
 ];
 
 export default async function HomePage() {

@@ -261,6 +261,13 @@ test('admins and members see only the controls they may use', { timeout: 90_000 
   expect(await alan.locator('input[name=new_slug]').count()).toBe(0);
   expect(await alan.locator('text=Delete workspace').count()).toBe(0);
   await shoot(alan, 'members-as-member-light-desktop');
+  // Billing without payments set up: a member sees the plan, nothing alarming; the owner sees how to set it up.
+  await alan.goto(url(`/w/${slug}/billing`));
+  await expect(alan.getAttribute('[data-plan]', 'data-plan')).resolves.toBe('free');
+  await expect(alan.innerText('main')).resolves.not.toMatch(/not configured|STRIPE|Set up payments/i);
+  await owner.goto(url(`/w/${slug}/billing`));
+  await expect(owner.innerText('main')).resolves.toContain('Set up payments to offer paid plans');
+  await expect(owner.innerText('main')).resolves.not.toMatch(/not configured on this server/i);
   await grace.context().close();
   await alan.context().close();
 });

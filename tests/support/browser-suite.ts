@@ -1,5 +1,6 @@
 // Test support for browser suites: the real process, a Chromium and a database connection for
-// checking what the pages did, started once per file; and signing a new user up through the page.
+// checking what the pages did, started once per file; signing up, creating a workspace and
+// signing out through the pages; reading a form's refusal and field errors; confirming dialogs.
 import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { startApp, type AppProcess } from './app-process.js';
