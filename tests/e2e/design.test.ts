@@ -322,6 +322,23 @@ test('the workspace switcher works from the keyboard', { timeout: 60_000 }, asyn
   await expect(owner.title()).resolves.toBe('Members · Lovelace Labs · Tenantry');
 });
 
+test('keyboard: the first Tab reaches a visible skip link that moves focus to the page', async () => {
+  await owner.goto(url(`/w/${slug}/members`));
+  await owner.keyboard.press('Tab');
+  const focused = await owner.evaluate(() => {
+    const e = document.activeElement as HTMLElement;
+    const box = e.getBoundingClientRect();
+    return {
+      text: e.textContent,
+      visible: box.width > 1 && box.height > 1,
+      outline: getComputedStyle(e).outlineStyle,
+    };
+  });
+  expect(focused).toEqual({ text: 'Skip to content', visible: true, outline: 'solid' });
+  await owner.keyboard.press('Enter');
+  await expect(owner.evaluate(() => document.activeElement?.id)).resolves.toBe('main');
+});
+
 test('dark mode: follows the system, or the choice in the account menu, from the first paint', async () => {
   const background = (page: Page) => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   const context = await suite.browser.newContext({ colorScheme: 'dark', viewport: DESKTOP });
