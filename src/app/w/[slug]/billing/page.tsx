@@ -89,9 +89,7 @@ export default async function BillingPage({ params }: Params) {
                   : ''}
               </CardDescription>
             </div>
-            {configured && owner ? (
-              <PortalButton slug={workspace.slug} workspaceId={workspace.id} />
-            ) : null}
+            {configured && owner ? <PortalButton slug={workspace.slug} workspaceId={workspace.id} /> : null}
           </CardHeader>
           <CardContent className="grid grid-cols-1 gap-5 sm:grid-cols-2">
             <Meter label="Seats" used={state.seatsUsed} limit={state.seats} />
