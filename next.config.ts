@@ -48,9 +48,10 @@ const config: NextConfig = {
   },
   turbopack: {
     rules: {
-      '*.ts': { condition: ownSources, loaders: [jsSpecifiersLoader], as: '*.ts' },
-      // No `as` here: renaming a '.tsx' module as '*.tsx' breaks the reference Turbopack makes to
-      // a 'use client' component ("Can't resolve './x.tsx.tsx'").
+      // No `as`: renaming a module as '*.ts' or '*.tsx' breaks the references Turbopack makes to
+      // 'use client' components and to server actions that client components import
+      // ("Can't resolve './x.tsx.tsx'", "Could not parse module 'actions/auth.ts.ts.ts'").
+      '*.ts': { condition: ownSources, loaders: [jsSpecifiersLoader] },
       '*.tsx': { condition: ownSources, loaders: [jsSpecifiersLoader] },
     },
   },

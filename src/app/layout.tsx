@@ -1,9 +1,11 @@
-// The root layout of the web application: document shell, site header and base styles.
-import type { Metadata } from 'next';
-import Link from 'next/link';
+// The root layout of the web application: the document in the person's colour theme, the skip
+// link, base styles, and where toasts appear. Headers and navigation come from the layouts below
+// (components/app-shell.tsx for the app, components/auth-shell.tsx for signing in).
+import type { Metadata, Viewport } from 'next';
 import type { ReactNode } from 'react';
-import { signOutAction } from '@/app/actions/auth';
-import { currentUser } from '@/app/lib/session';
+import { Flash } from '@/app/components/flash';
+import { Toaster } from '@/app/components/ui/toaster';
+import { chosenTheme } from '@/app/lib/theme';
 import './globals.css';
 
 // Every page shows who is signed in, so none is prerendered at build time.
@@ -14,30 +16,29 @@ export const metadata: Metadata = {
   description: 'Workspaces, members, invitations, billing and digests for your SaaS.',
 };
 
+export const viewport: Viewport = {
+  width: 'device-width',
+  initialScale: 1,
+  themeColor: [
+    { media: '(prefers-color-scheme: light)', color: '#fafafa' },
+    { media: '(prefers-color-scheme: dark)', color: '#09090b' },
+  ],
+};
+
 export default async function RootLayout({ children }: { children: ReactNode }) {
-  const user = await currentUser().catch(() => null);
+  const theme = await chosenTheme();
   return (
-    <html lang="en">
-      <body>
-        <header className="site">
-          <Link href="/" className="brand">
-            Tenantry
-          </Link>
-          <nav aria-label="Account">
-            {user ? (
-              <form action={signOutAction}>
-                <Link href="/workspaces">Workspaces</Link> <Link href="/settings/profile">Profile</Link>{' '}
-                <Link href="/settings/notifications">Notifications</Link>{' '}
-                <button type="submit" className="link-button">
-                  Sign out
-                </button>
-              </form>
-            ) : (
-              <Link href="/sign-in">Sign in</Link>
-            )}
-          </nav>
-        </header>
-        <main>{children}</main>
+    <html lang="en" data-theme={theme === 'system' ? undefined : theme}>
+      <body className="min-h-dvh bg-background text-foreground antialiased">
+        <a
+          href="#main"
+          className="sr-only z-[60] rounded-md bg-primary px-4 py-2 text-sm font-medium text-primary-foreground focus:not-sr-only focus:fixed focus:top-3 focus:left-3"
+        >
+          Skip to content
+        </a>
+        {children}
+        <Toaster />
+        <Flash />
       </body>
     </html>
   );

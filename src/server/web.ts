@@ -17,6 +17,7 @@ const BUILD_INPUTS = [
   'src',
   'public',
   'next.config.ts',
+  'postcss.config.mjs',
   'scripts/js-specifiers-loader.mjs',
   'tsconfig.json',
   'package-lock.json',
@@ -65,6 +66,17 @@ export async function buildWebApp(dir: string): Promise<void> {
   }
 }
 
+/** True when the path of a request URL percent-decodes (each segment, as a router would). */
+export function decodablePath(url: string | undefined): boolean {
+  const path = (url ?? '/').split(/[?#]/, 1)[0]!;
+  try {
+    for (const segment of path.split('/')) decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Builds the web app when there is no build or it is older than its sources. */
 export async function ensureWebBuild(dir = process.cwd()): Promise<void> {
   if (!webEnabled() || !webBuildIsStale(dir)) return;
@@ -89,5 +101,10 @@ export async function loadWebHandler(
   const nextApp = next({ dev: false, dir, hostname: listen.hostname, port: listen.port });
   await nextApp.prepare();
   const handle = nextApp.getRequestHandler();
-  return (req, res) => handle(req, res);
+  return (req, res) => {
+    // Next answers a path it cannot percent-decode (/w/%ZZ) with a bare 500; such an address
+    // names nothing, so it gets the app's own "not found" page instead.
+    if (!decodablePath(req.url)) req.url = '/not-found';
+    return handle(req, res);
+  };
 }

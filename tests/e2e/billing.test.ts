@@ -5,7 +5,12 @@ import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { AppProcess } from '../support/app-process.js';
-import { signUpInBrowser, startBrowserSuite, type BrowserSuite } from '../support/browser-suite.js';
+import {
+  formError,
+  signUpInBrowser,
+  startBrowserSuite,
+  type BrowserSuite,
+} from '../support/browser-suite.js';
 import { flashAfter } from '../support/flash.js';
 import { startStripeStandIn, type StripeStandIn } from '../support/stripe-api.js';
 import {
@@ -62,7 +67,7 @@ test(
   async () => {
     const owner = await signUp('billing-owner@example.com');
     await owner.fill('input[name=name]', 'Paying Co');
-    await notice(owner, () => owner.click('text=Create workspace'), 'Workspace created');
+    await notice(owner, () => owner.click('text=Create workspace'), 'Workspace Paying Co created');
     const slug = 'paying-co';
     const ws = (await db.query<{ id: string }>('select id from public.workspaces where slug = $1', [slug]))
       .rows[0]!.id;
@@ -73,13 +78,15 @@ test(
     await owner.fill(newProject, 'First');
     await notice(owner, () => owner.click('text=Add project'), 'Project created');
     await owner.fill(newProject, 'Second');
-    const refused = await flashAfter(owner, () => owner.click('text=Add project'));
-    expect(refused.kind).toBe('error');
-    expect(refused.text).toContain("free plan's limit of 1 projects");
+    await owner.click('text=Add project');
+    await expect(formError(owner)).resolves.toContain("free plan's limit of 1 projects");
+    // What was typed is still there, to send again after upgrading.
+    expect(await owner.inputValue(newProject)).toBe('Second');
 
     // The owner upgrades: the browser is sent to Stripe Checkout for this workspace.
     await owner.goto(`${app.url}/w/${slug}/billing`);
-    await expect(owner.textContent('main')).resolves.toContain('Plan: free');
+    await expect(owner.getAttribute('[data-plan]', 'data-plan')).resolves.toBe('free');
+    await expect(owner.textContent('[data-usage=projects]')).resolves.toBe('1 of 1');
     // Stripe's hosted pages cannot be reached from here: answer the navigation with a stand-in page.
     await owner.route('https://checkout.stripe.com/**', (route) =>
       route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>Stripe Checkout (stand-in)</h1>' }),
@@ -109,7 +116,10 @@ test(
       ),
     );
     await owner.goto(`${app.url}/w/${slug}/billing`);
-    await expect(owner.textContent('main')).resolves.toContain('Plan: pro · status active');
+    await expect(owner.getAttribute('[data-plan]', 'data-plan')).resolves.toBe('pro');
+    await expect(owner.getAttribute('[data-status]', 'data-status')).resolves.toBe('active');
+    await expect(owner.textContent('[data-usage=projects]')).resolves.toBe('1 of 10');
+    await expect(owner.textContent('[data-usage=seats]')).resolves.toBe('1 of 20');
     await owner.goto(`${app.url}/w/${slug}`);
     await owner.fill(newProject, 'Second');
     await notice(owner, () => owner.click('text=Add project'), 'Project created');
@@ -139,7 +149,7 @@ test(
     await expect(member.textContent('p.banner[role=alert]')).resolves.toContain('Payment overdue');
     await owner.goto(`${app.url}/w/${slug}/billing`);
     await expect(owner.textContent('p.banner[role=alert]')).resolves.toContain('Update the payment method');
-    await expect(owner.textContent('main')).resolves.toContain('status past_due');
+    await expect(owner.getAttribute('[data-status]', 'data-status')).resolves.toBe('past_due');
     await owner.screenshot({ path: 'test-results/screenshots/billing-past-due.png' });
   },
 );

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startBrowserSuite, type BrowserSuite } from '../support/browser-suite.js';
+import { formError, startBrowserSuite, type BrowserSuite } from '../support/browser-suite.js';
 
 let suite: BrowserSuite;
 const screenshots = 'test-results/screenshots';
@@ -90,8 +90,7 @@ test(
       if (i < SIGNUPS_PER_ADDRESS) {
         await page.waitForURL('**/workspaces');
       } else {
-        await page.waitForSelector('p.error[role=alert]');
-        await expect(page.textContent('p.error[role=alert]')).resolves.toContain('rate limit');
+        await expect(formError(page)).resolves.toContain('rate limit');
         if (i === attempts - 1) await page.screenshot({ path: `${screenshots}/sign-up-address-limit.png` });
       }
       await page.context().close();

@@ -11,6 +11,14 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { launchBrowser } from '../support/browser.js';
+import {
+  DESKTOP,
+  PHONE,
+  seriousViolations,
+  shoot,
+  sidewaysOverflow,
+  themedContext,
+} from '../support/browser-checks.js';
 
 const screenshots = 'test-results/screenshots';
 let dataDir: string;
@@ -139,6 +147,23 @@ test(
     const mine = await fetch(`${local}/dev/mailbox`);
     expect(mine.status).toBe(200);
     await expect(mine.text()).resolves.toContain('colleague@example.com');
+
+    // On a phone, long invitation links wrap: the mailbox never scrolls sideways; and it passes axe.
+    for (const theme of ['light', 'dark'] as const) {
+      for (const [device, size] of [
+        ['phone', PHONE],
+        ['desktop', DESKTOP],
+      ] as const) {
+        const context = await themedContext(browser, { theme, size, url: local });
+        const page = await context.newPage();
+        await page.goto(`${local}/dev/mailbox`);
+        await expect(page.textContent('main')).resolves.toContain('colleague@example.com');
+        expect((await sidewaysOverflow(page)).by, `${theme} ${device}`).toBe(0);
+        expect(await seriousViolations(page), `${theme} ${device}`).toEqual([]);
+        await shoot(page, `dev-mailbox-${theme}-${device}`);
+        await context.close();
+      }
+    }
 
     // From another machine: not found, whatever the headers claim.
     const forged: Record<string, string>[] = [

@@ -6,7 +6,15 @@ import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { flashAfter } from '../support/flash.js';
-import { signUpInBrowser, startBrowserSuite, type BrowserSuite } from '../support/browser-suite.js';
+import {
+  confirmDialog,
+  createWorkspaceInBrowser,
+  fieldError,
+  formError,
+  signUpInBrowser,
+  startBrowserSuite,
+  type BrowserSuite,
+} from '../support/browser-suite.js';
 
 let suite: BrowserSuite;
 let owner: Page;
@@ -18,12 +26,7 @@ beforeAll(async () => {
   mkdirSync(screenshots, { recursive: true });
   suite = await startBrowserSuite();
   owner = await signUpInBrowser(suite, 'flash-owner@example.com');
-  await owner.fill('input[name=name]', 'Flash Works');
-  await owner.click('text=Create workspace');
-  await owner.waitForSelector('ul[aria-label=Workspaces] >> text=Flash Works');
-  slug = (
-    await suite.db.query<{ slug: string }>(`select slug from public.workspaces where name = 'Flash Works'`)
-  ).rows[0]!.slug;
+  slug = await createWorkspaceInBrowser(suite, owner, 'Flash Works');
 }, 300_000);
 afterAll(async () => suite?.stop());
 
@@ -88,14 +91,31 @@ test('real notices and refusals show once, on the page the action led to', { tim
   await owner.waitForSelector('ul[aria-label=Projects] >> text=Difference Engine');
   expect(await owner.locator('[data-flash]').count()).toBe(0);
 
-  // A refusal is shown as an alert.
+  // A refusal of a one-click action is shown as an alert toast: removing a member who left while
+  // the page was open.
+  await signUpInBrowser(suite, 'flash-leaver@example.com').then((p) => p.context().close());
+  await suite.db.query(
+    `insert into public.workspace_members (workspace_id, user_id, role)
+     select w.id, p.id, 'member' from public.workspaces w, public.profiles p
+     where w.slug = $1 and p.email = 'flash-leaver@example.com'`,
+    [slug],
+  );
+  await owner.goto(`${suite.app.url}/w/${slug}/members`);
+  await suite.db.query(
+    `delete from public.workspace_members where user_id = (select id from public.profiles where email = 'flash-leaver@example.com')`,
+  );
+  await owner.click('[aria-label="Remove flash-leaver@example.com"]');
+  const refused = await flashAfter(owner, () => confirmDialog(owner, 'Remove member'));
+  expect(refused).toEqual({ kind: 'error', text: 'Not found, or you do not have access to it' });
+  expect(await owner.locator('[data-flash=error][role=alert]').count()).toBe(1);
+
+  // Refusals in a form appear above its fields, with what was typed kept.
   await owner.goto(`${suite.app.url}/w/${slug}/settings`);
+  await owner.click('text=Delete workspace');
   await owner.fill('input[name=confirm]', 'not-the-slug');
-  await expect(flashAfter(owner, () => owner.click('text=Delete workspace'))).resolves.toEqual({
-    kind: 'error',
-    text: `Type ${slug} to confirm`,
-  });
-  expect(await owner.locator('main [role=alert]').count()).toBe(1);
+  await owner.getByRole('dialog').getByRole('button', { name: 'Delete this workspace' }).click();
+  await expect(fieldError(owner, 'confirm')).resolves.toBe(`Type ${slug} to confirm`);
+  expect(await owner.inputValue('input[name=confirm]')).toBe('not-the-slug');
   await owner.screenshot({ path: `${screenshots}/flash-error.png` });
 
   // Wrong password on the sign-in page: the refusal comes from the server, not the URL.
@@ -104,10 +124,8 @@ test('real notices and refusals show once, on the page the action led to', { tim
   await page.goto(`${suite.app.url}/sign-in`);
   await page.fill('input[name=email]', 'flash-owner@example.com');
   await page.fill('input[name=password]', 'wrong password');
-  await expect(flashAfter(page, () => page.click('button[type=submit]'))).resolves.toEqual({
-    kind: 'error',
-    text: 'Invalid login credentials',
-  });
+  await page.click('button[type=submit]');
+  await expect(formError(page)).resolves.toBe('Invalid login credentials');
   expect(new URL(page.url()).searchParams.has('error')).toBe(false);
   await visitor.close();
 });

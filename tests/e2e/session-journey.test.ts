@@ -8,6 +8,7 @@ import ws from 'ws';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startApp, type AppProcess } from '../support/app-process.js';
 import { launchBrowser } from '../support/browser.js';
+import { formError, signOutInBrowser } from '../support/browser-suite.js';
 
 let app: AppProcess;
 let browser: Browser;
@@ -39,7 +40,10 @@ test('sign up, create a workspace, see it; the cookie session works with @supaba
 
   await page.fill('input[name=name]', 'Analytical Engines');
   await page.click('text=Create workspace');
-  await page.waitForSelector('[data-flash=notice]:has-text("Workspace created")');
+  // Creating a workspace opens it, with the outcome as a toast.
+  await page.waitForURL('**/w/analytical-engines');
+  await page.waitForSelector('[data-flash=notice]:has-text("Workspace Analytical Engines created")');
+  await page.goto(`${app.url}/workspaces`);
   await expect(page.textContent('ul[aria-label=Workspaces]')).resolves.toContain('Analytical Engines');
   await page.screenshot({ path: `${screenshots}/workspaces.png` });
 
@@ -66,8 +70,7 @@ test('sign up, create a workspace, see it; the cookie session works with @supaba
   const { data: rows } = await ssr.from('workspaces').select('name');
   expect(rows).toEqual([{ name: 'Analytical Engines' }]);
 
-  await page.click('text=Sign out');
-  await page.waitForURL('**/sign-in');
+  await signOutInBrowser(page);
   expect((await context.cookies()).filter((c) => c.name.startsWith('sb-'))).toEqual([]);
   await page.goto(`${app.url}/workspaces`);
   expect(new URL(page.url()).pathname).toBe('/sign-in');
@@ -81,8 +84,10 @@ test('a wrong password is shown as such, and nothing is stored', async () => {
   await page.fill('input[name=email]', 'nobody@example.com');
   await page.fill('input[name=password]', 'wrong password');
   await page.click('button[type=submit]');
-  await page.waitForSelector('p.error[role=alert]');
-  await expect(page.textContent('p.error[role=alert]')).resolves.toContain('Invalid login credentials');
+  await expect(formError(page)).resolves.toContain('Invalid login credentials');
+  // The e-mail is kept; the password is not.
+  expect(await page.inputValue('input[name=email]')).toBe('nobody@example.com');
+  expect(await page.inputValue('input[name=password]')).toBe('');
   expect((await context.cookies()).filter((c) => c.name.startsWith('sb-'))).toEqual([]);
   await context.close();
 });

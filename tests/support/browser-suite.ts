@@ -1,5 +1,6 @@
 // Test support for browser suites: the real process, a Chromium and a database connection for
-// checking what the pages did, started once per file; and signing a new user up through the page.
+// checking what the pages did, started once per file; signing up, creating a workspace and
+// signing out through the pages; reading a form's refusal and field errors; confirming dialogs.
 import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { startApp, type AppProcess } from './app-process.js';
@@ -45,4 +46,45 @@ export async function signUpInBrowser(suite: BrowserSuite, email: string): Promi
   await page.click('button[type=submit]');
   await page.waitForURL('**/workspaces');
   return page;
+}
+
+/** Creates a workspace from the workspace list; the app opens it. Returns its slug. */
+export async function createWorkspaceInBrowser(
+  suite: BrowserSuite,
+  page: Page,
+  name: string,
+): Promise<string> {
+  await page.goto(`${suite.app.url}/workspaces`);
+  await page.fill('#new-workspace input[name=name]', name);
+  await page.click('text=Create workspace');
+  await page.waitForURL((url) => url.pathname.startsWith('/w/'));
+  return new URL(page.url()).pathname.split('/')[2]!;
+}
+
+/** Signs out through the account menu. */
+export async function signOutInBrowser(page: Page): Promise<void> {
+  await page.click('[data-account-menu]');
+  await page.getByRole('menuitem', { name: 'Sign out' }).click();
+  await page.waitForURL('**/sign-in');
+}
+
+/** The refusal a form shows above its fields, once it appears. */
+export async function formError(page: Page): Promise<string> {
+  const shown = await page.waitForSelector('[data-form-error]');
+  return ((await shown.textContent()) ?? '').trim();
+}
+
+/** The error shown under a field (by the field's name), once it appears. */
+export async function fieldError(page: Page, name: string): Promise<string> {
+  const input = page.locator(`[name="${name}"][aria-invalid=true]`).first();
+  await input.waitFor();
+  const id = (await input.getAttribute('aria-describedby'))!.split(' ').find((x) => x.endsWith('-error'))!;
+  return ((await page.textContent(`#${id}`)) ?? '').trim();
+}
+
+/** Confirms the open confirmation dialog by its button. */
+export async function confirmDialog(page: Page, button: string): Promise<void> {
+  const dialog = page.getByRole('alertdialog');
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: button }).click();
 }

@@ -1,5 +1,5 @@
-// Test support for browser suites: what the page said after an action (its flash message), told
-// apart from one already on screen before the action.
+// Test support for browser suites: what the page said after an action (its flash message, shown
+// as a toast), told apart from any already on screen before the action.
 import type { Page } from 'playwright-core';
 
 export interface ShownFlash {
@@ -9,15 +9,21 @@ export interface ShownFlash {
 
 /** Runs `action` (a click that submits a form) and returns the new flash message it led to. */
 export async function flashAfter(page: Page, action: () => Promise<unknown>): Promise<ShownFlash> {
-  const before = await page.evaluate(
-    () => document.querySelector('[data-flash]')?.getAttribute('data-flash-id') ?? null,
+  const before = await page.evaluate(() =>
+    [...document.querySelectorAll('[data-flash]')].map((e) => e.getAttribute('data-flash-id')),
   );
   await action();
-  const shown = await page.waitForSelector(
-    before ? `[data-flash]:not([data-flash-id="${before}"])` : '[data-flash]',
+  const shown = await page.waitForFunction(
+    (seen) =>
+      [...document.querySelectorAll('[data-flash]')].find(
+        (e) => !seen.includes(e.getAttribute('data-flash-id')),
+      ) ?? null,
+    before,
+    { timeout: 15_000 },
   );
+  const element = shown.asElement()!;
   return {
-    kind: (await shown.getAttribute('data-flash')) as ShownFlash['kind'],
-    text: ((await shown.textContent()) ?? '').trim(),
+    kind: (await element.getAttribute('data-flash')) as ShownFlash['kind'],
+    text: ((await element.textContent()) ?? '').trim(),
   };
 }

@@ -1,40 +1,28 @@
 'use server';
 // Server actions for signing up, in and out. Input is validated with a schema; the identity
-// service is called in-process; the session goes into HttpOnly cookies; failures come back to the
-// form as a clear message (the forms work without client JavaScript).
+// service is called in-process; the session goes into HttpOnly cookies. A refusal comes back to
+// the form (useActionState) with the e-mail kept and the field or reason named; the forms also
+// work without client JavaScript.
 import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { isHttpError } from '@/server/http/errors';
+import { fieldErrorsOf } from '@/app/lib/actions';
 import { requestContext } from '@/app/lib/client';
 import { flash } from '@/app/lib/flash';
-import {
-  localPath,
-  readStoredSession,
-  safeNext,
-  services,
-  storeSession,
-  currentUser,
-} from '@/app/lib/session';
+import { emailField } from '@/app/lib/fields';
+import { submittedValues, type FormState } from '@/app/lib/form-state';
+import { readStoredSession, safeNext, services, storeSession, currentUser } from '@/app/lib/session';
 
 const credentials = z.object({
-  email: z
-    .string()
-    .trim()
-    .pipe(z.email({ error: 'Enter a valid e-mail address' })),
-  password: z.string().min(1, 'Enter your password').max(1024),
+  email: emailField,
+  password: z.string().min(1, 'Enter your password').max(1024, 'Use at most 1024 characters'),
   next: z.string().optional(),
 });
 
-/** Back to the form with the refusal, keeping where to go afterwards (when it is a local path). */
-async function back(page: string, message: string, next?: string): Promise<never> {
-  await flash('error', message);
-  const target = localPath(next);
-  redirect(target ? `${page}?${new URLSearchParams({ next: target })}` : page);
-}
-
-export async function signUpAction(form: FormData) {
+export async function signUpAction(_state: FormState, form: FormData): Promise<FormState> {
+  const values = submittedValues(form);
   const input = credentials.safeParse(Object.fromEntries(form));
-  if (!input.success) return back('/sign-up', input.error.issues[0]!.message);
+  if (!input.success) return { fieldErrors: fieldErrorsOf(input.error), values };
   const { identity } = services();
   let result: Awaited<ReturnType<typeof identity.signUp>>;
   try {
@@ -43,11 +31,9 @@ export async function signUpAction(form: FormData) {
       await requestContext(),
     );
   } catch (error) {
-    return back(
-      '/sign-up',
-      isHttpError(error) ? error.message : 'Could not create the account; try again',
-      input.data.next,
-    );
+    const message = isHttpError(error) ? error.message : 'Could not create the account; try again';
+    if (/password/i.test(message)) return { fieldErrors: { password: message }, values };
+    return { error: message, values };
   }
   if (!('access_token' in result)) {
     await flash('notice', 'Check your e-mail to confirm your account');
@@ -57,19 +43,16 @@ export async function signUpAction(form: FormData) {
   redirect(safeNext(input.data.next));
 }
 
-export async function signInAction(form: FormData) {
+export async function signInAction(_state: FormState, form: FormData): Promise<FormState> {
+  const values = submittedValues(form);
   const input = credentials.safeParse(Object.fromEntries(form));
-  if (!input.success) return back('/sign-in', input.error.issues[0]!.message);
+  if (!input.success) return { fieldErrors: fieldErrorsOf(input.error), values };
   const { identity } = services();
   let session: Awaited<ReturnType<typeof identity.passwordGrant>>;
   try {
     session = await identity.passwordGrant(input.data.email, input.data.password, await requestContext());
   } catch (error) {
-    return back(
-      '/sign-in',
-      isHttpError(error) ? error.message : 'Could not sign in; try again',
-      input.data.next,
-    );
+    return { error: isHttpError(error) ? error.message : 'Could not sign in; try again', values };
   }
   await storeSession(session as never);
   redirect(safeNext(input.data.next));

@@ -22,7 +22,7 @@ async function toStripe(form: FormData, kind: 'checkout' | 'portal'): Promise<ne
   if (!user) redirect(`/sign-in?next=${encodeURIComponent(back)}`);
   const billing = getRuntime().billing;
   if (!billing) {
-    await flash('error', 'Billing is not configured on this server');
+    await flash('error', 'Payments are not set up on this server yet');
     redirect(back);
   }
   let url: string;

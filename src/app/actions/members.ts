@@ -1,64 +1,61 @@
 'use server';
 // Server actions for members and invitations. Each validates its input, runs the database
-// operation as the signed-in user (the database enforces who may do what), and returns to the
-// page with a notice or a clear refusal.
+// operation as the signed-in user (the database enforces who may do what), and goes on with a
+// notice, or comes back with a clear refusal: in the invite form (useActionState), or as a toast.
 import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { asUser, refusalMessage } from '@/app/lib/db';
-import { runAction } from '@/app/lib/actions';
+import { FieldRefusal, runAction, runForm } from '@/app/lib/actions';
+import { emailField, idField, roleField, slugField } from '@/app/lib/fields';
 import { flash } from '@/app/lib/flash';
+import type { FormState } from '@/app/lib/form-state';
 import { currentUser } from '@/app/lib/session';
 
-const uuid = z.uuid();
-const role = z.enum(['viewer', 'member', 'admin', 'owner']);
-
 const back = (slug: string) => `/w/${encodeURIComponent(slug)}/members`;
-const slugField = z.string().regex(/^[a-z0-9-]{1,48}$/);
+const slugOf = (form: FormData) => String(form.get('slug') ?? '');
 
-export async function inviteAction(form: FormData) {
-  const schema = z.object({
-    slug: slugField,
-    workspace_id: uuid,
-    email: z
-      .string()
-      .trim()
-      .pipe(z.email({ error: 'Enter a valid e-mail address' })),
-    role,
-  });
-  const slug = String(form.get('slug') ?? '');
-  await runAction(back(slug), form, schema, async (tx, i) => {
-    await tx.query('select public.invite_member($1, $2, $3)', [i.workspace_id, i.email, i.role]);
-    return { notice: 'Invitation sent' };
+export async function inviteAction(_state: FormState, form: FormData): Promise<FormState> {
+  const schema = z.object({ slug: slugField, workspace_id: idField, email: emailField, role: roleField });
+  return runForm(back(slugOf(form)), form, schema, async (tx, i) => {
+    try {
+      await tx.query('select public.invite_member($1, $2, $3)', [i.workspace_id, i.email, i.role]);
+    } catch (error) {
+      const e = error as { code?: string; message?: string };
+      if (e.code === '23505' || (e.code === '22023' && /e-mail/i.test(e.message ?? '')))
+        throw new FieldRefusal('email', refusalMessage(error));
+      throw error;
+    }
+    return { notice: `Invitation sent to ${i.email}` };
   });
 }
 
 export async function resendInvitationAction(form: FormData) {
-  const schema = z.object({ slug: slugField, invitation_id: uuid });
-  await runAction(back(String(form.get('slug') ?? '')), form, schema, async (tx, i) => {
+  const schema = z.object({ slug: slugField, invitation_id: idField });
+  await runAction(back(slugOf(form)), form, schema, async (tx, i) => {
     await tx.query('select public.resend_invitation($1)', [i.invitation_id]);
     return { notice: 'Invitation sent again with a new link' };
   });
 }
 
 export async function revokeInvitationAction(form: FormData) {
-  const schema = z.object({ slug: slugField, invitation_id: uuid });
-  await runAction(back(String(form.get('slug') ?? '')), form, schema, async (tx, i) => {
+  const schema = z.object({ slug: slugField, invitation_id: idField });
+  await runAction(back(slugOf(form)), form, schema, async (tx, i) => {
     await tx.query('select public.revoke_invitation($1)', [i.invitation_id]);
     return { notice: 'Invitation revoked' };
   });
 }
 
 export async function changeRoleAction(form: FormData) {
-  const schema = z.object({ slug: slugField, workspace_id: uuid, user_id: uuid, role });
-  await runAction(back(String(form.get('slug') ?? '')), form, schema, async (tx, i) => {
+  const schema = z.object({ slug: slugField, workspace_id: idField, user_id: idField, role: roleField });
+  await runAction(back(slugOf(form)), form, schema, async (tx, i) => {
     await tx.query('select public.update_member_role($1, $2, $3)', [i.workspace_id, i.user_id, i.role]);
-    return { notice: 'Role changed' };
+    return { notice: `Role changed to ${i.role}` };
   });
 }
 
 export async function removeMemberAction(form: FormData) {
-  const schema = z.object({ slug: slugField, workspace_id: uuid, user_id: uuid });
-  await runAction(back(String(form.get('slug') ?? '')), form, schema, async (tx, i) => {
+  const schema = z.object({ slug: slugField, workspace_id: idField, user_id: idField });
+  await runAction(back(slugOf(form)), form, schema, async (tx, i) => {
     await tx.query('select public.remove_member($1, $2)', [i.workspace_id, i.user_id]);
     return { notice: 'Member removed' };
   });
@@ -67,7 +64,7 @@ export async function removeMemberAction(form: FormData) {
 export async function leaveWorkspaceAction(form: FormData) {
   const user = await currentUser();
   if (!user) redirect('/sign-in');
-  const input = z.object({ slug: slugField, workspace_id: uuid }).safeParse(Object.fromEntries(form));
+  const input = z.object({ slug: slugField, workspace_id: idField }).safeParse(Object.fromEntries(form));
   if (!input.success) redirect('/workspaces');
   try {
     await asUser(user, (tx) => tx.query('select public.leave_workspace($1)', [input.data.workspace_id]));
@@ -106,13 +103,14 @@ export async function acceptInvitationAction(form: FormData) {
 
 export async function declineInvitationAction(form: FormData) {
   const token = String(form.get('token') ?? '');
+  const here = `/invitations/accept?token=${encodeURIComponent(token)}`;
   const user = await currentUser();
-  if (!user) redirect(`/sign-in?next=${encodeURIComponent(`/invitations/accept?token=${token}`)}`);
+  if (!user) redirect(`/sign-in?next=${encodeURIComponent(here)}`);
   try {
     await asUser(user, (tx) => tx.query('select public.decline_invitation($1)', [token]));
   } catch (error) {
     await flash('error', refusalMessage(error));
-    redirect(`/invitations/accept?token=${encodeURIComponent(token)}`);
+    redirect(here);
   }
   await flash('notice', 'Invitation declined');
   redirect('/workspaces');

@@ -1,64 +1,51 @@
 'use server';
-// Server actions for workspaces. Each validates its input, runs the database operation as the
-// signed-in user under row-level security, and returns to the page with a clear message.
-import { redirect } from 'next/navigation';
+// Server actions for workspaces and their projects. Each validates its input, runs the database
+// operation as the signed-in user under row-level security, and either opens the result with a
+// notice or comes back to the form with what was wrong (useActionState).
 import { z } from 'zod';
-import { withRls } from '@/server/db/transactions';
-import { getRuntime } from '@/server/runtime';
-import { currentUser } from '@/app/lib/session';
-import { refusalMessage } from '@/app/lib/db';
-import { flash } from '@/app/lib/flash';
+import { runAction, runForm } from '@/app/lib/actions';
+import { idField, projectName, slugField, workspaceName } from '@/app/lib/fields';
+import type { FormState } from '@/app/lib/form-state';
 
-const createInput = z.object({
-  name: z.string().trim().min(1, 'Give the workspace a name').max(100, 'Names are at most 100 characters'),
-});
+const createInput = z.object({ name: workspaceName });
 
-export async function createWorkspaceAction(form: FormData) {
-  const user = await currentUser();
-  if (!user) redirect('/sign-in?next=/workspaces');
-  const input = createInput.safeParse(Object.fromEntries(form));
-  if (!input.success) {
-    await flash('error', input.error.issues[0]!.message);
-    redirect('/workspaces');
-  }
-  try {
-    await withRls(getRuntime().pool, user.claims, (tx) =>
-      tx.query('select public.create_workspace($1)', [input.data.name]),
-    );
-  } catch (error) {
-    await flash('error', refusalMessage(error));
-    redirect('/workspaces');
-  }
-  await flash('notice', 'Workspace created');
-  redirect('/workspaces');
+/** Creates a workspace with the user as owner, and opens it. */
+export async function createWorkspaceAction(_state: FormState, form: FormData): Promise<FormState> {
+  return runForm('/workspaces', form, createInput, async (tx, i) => {
+    const r = await tx.query<{ slug: string }>('select slug from public.create_workspace($1)', [i.name]);
+    const slug = r.rows[0]!.slug;
+    return { notice: `Workspace ${i.name} created`, redirectTo: `/w/${slug}` };
+  });
 }
 
-const projectInput = z.object({
-  slug: z.string().regex(/^[a-z0-9-]{1,48}$/),
-  workspace_id: z.uuid(),
-  name: z.string().trim().min(1, 'Give the project a name').max(200),
-});
+const projectInput = z.object({ slug: slugField, workspace_id: idField, name: projectName });
 
-export async function createProjectAction(form: FormData) {
-  const slug = String(form.get('slug') ?? '');
-  const user = await currentUser();
-  if (!user) redirect(`/sign-in?next=/w/${encodeURIComponent(slug)}`);
-  const input = projectInput.safeParse(Object.fromEntries(form));
-  if (!input.success) {
-    await flash('error', input.error.issues[0]!.message);
-    redirect(`/w/${encodeURIComponent(slug)}`);
-  }
-  try {
-    await withRls(getRuntime().pool, user.claims, (tx) =>
-      tx.query('insert into public.projects (workspace_id, name) values ($1, $2)', [
-        input.data.workspace_id,
-        input.data.name,
-      ]),
-    );
-  } catch (error) {
-    await flash('error', refusalMessage(error));
-    redirect(`/w/${encodeURIComponent(slug)}`);
-  }
-  await flash('notice', 'Project created');
-  redirect(`/w/${encodeURIComponent(slug)}`);
+export async function createProjectAction(_state: FormState, form: FormData): Promise<FormState> {
+  const back = `/w/${String(form.get('slug') ?? '')}`;
+  return runForm(back, form, projectInput, async (tx, i) => {
+    await tx.query('insert into public.projects (workspace_id, name) values ($1, $2)', [
+      i.workspace_id,
+      i.name,
+    ]);
+    return { notice: 'Project created' };
+  });
+}
+
+const renameInput = z.object({ slug: slugField, project_id: idField, name: projectName });
+
+export async function renameProjectAction(_state: FormState, form: FormData): Promise<FormState> {
+  return runForm(`/w/${String(form.get('slug') ?? '')}`, form, renameInput, async (tx, i) => {
+    const r = await tx.query('update public.projects set name = $2 where id = $1', [i.project_id, i.name]);
+    if (r.rowCount === 0) throw Object.assign(new Error('Viewers cannot change projects'), { code: '42501' });
+    return { notice: 'Project renamed' };
+  });
+}
+
+export async function deleteProjectAction(form: FormData) {
+  const schema = z.object({ slug: slugField, project_id: idField });
+  await runAction(`/w/${String(form.get('slug') ?? '')}`, form, schema, async (tx, i) => {
+    const r = await tx.query('delete from public.projects where id = $1', [i.project_id]);
+    if (r.rowCount === 0) throw Object.assign(new Error('Viewers cannot delete projects'), { code: '42501' });
+    return { notice: 'Project deleted' };
+  });
 }

@@ -1,41 +1,45 @@
 // Sign-in page: e-mail and password, posted to a server action (works without client JavaScript).
+// Someone already signed in goes on to where they were headed, or their workspaces.
 import Link from 'next/link';
-import { signInAction } from '@/app/actions/auth';
-import { Flash } from '@/app/components/flash';
-import { localPath } from '@/app/lib/redirect-target';
+import { redirect } from 'next/navigation';
+import { SignInForm } from '@/app/sign-in/sign-in-form';
+import { localPath, safeNext } from '@/app/lib/redirect-target';
+import { currentUser } from '@/app/lib/session';
 
 export const metadata = { title: 'Sign in' };
 
 export default async function SignInPage({
   searchParams,
 }: {
-  searchParams: Promise<Record<string, string | undefined>>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const { next: requested } = await searchParams;
   // Carried on only when it is a path of this app; the action checks it again.
-  const next = localPath(requested);
+  const next = localPath(typeof requested === 'string' ? requested : null);
+  if (await currentUser()) redirect(safeNext(next));
   return (
-    <section className="card" style={{ maxWidth: '28rem' }}>
-      <h1>Sign in</h1>
-      <Flash />
-      <form action={signInAction} className="stack">
-        <input type="hidden" name="next" value={next ?? ''} />
-        <label>
-          E-mail
-          <input name="email" type="email" autoComplete="email" required />
-        </label>
-        <label>
-          Password
-          <input name="password" type="password" autoComplete="current-password" required />
-        </label>
-        <button type="submit" className="button">
-          Sign in
-        </button>
-      </form>
-      <p className="muted">
+    <>
+      <div className="mb-8 text-center">
+        <h1 className="text-2xl font-semibold tracking-tight">Sign in to Tenantry</h1>
+        <p className="mt-2 text-sm text-muted-foreground">Welcome back. Enter your e-mail and password.</p>
+      </div>
+      <div className="rounded-lg border bg-card p-6 shadow-xs">
+        <SignInForm next={next} />
+      </div>
+      <p className="mt-6 text-center text-sm text-muted-foreground">
         New here?{' '}
-        <Link href={next ? `/sign-up?next=${encodeURIComponent(next)}` : '/sign-up'}>Create an account</Link>
+        <Link
+          className="font-medium text-foreground underline"
+          href={next ? `/sign-up?next=${encodeURIComponent(next)}` : '/sign-up'}
+        >
+          Create an account
+        </Link>
       </p>
-    </section>
+      <p className="mt-2 text-center text-sm text-muted-foreground">
+        <Link className="underline" href="/forgot-password">
+          Forgot password?
+        </Link>
+      </p>
+    </>
   );
 }

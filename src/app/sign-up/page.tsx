@@ -1,40 +1,42 @@
 // Sign-up page: e-mail and password, posted to a server action (works without client JavaScript).
+// An invitation link pre-fills the invited e-mail; someone already signed in goes on.
 import Link from 'next/link';
-import { signUpAction } from '@/app/actions/auth';
-import { Flash } from '@/app/components/flash';
-import { localPath } from '@/app/lib/redirect-target';
+import { redirect } from 'next/navigation';
+import { SignUpForm } from '@/app/sign-up/sign-up-form';
+import { localPath, safeNext } from '@/app/lib/redirect-target';
+import { currentUser } from '@/app/lib/session';
+import { getRuntime } from '@/server/runtime';
 
 export const metadata = { title: 'Create an account' };
 
 export default async function SignUpPage({
   searchParams,
 }: {
-  searchParams: Promise<Record<string, string | undefined>>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const { next: requested } = await searchParams;
+  const { next: requested, email } = await searchParams;
   // Carried on only when it is a path of this app; the action checks it again.
-  const next = localPath(requested);
+  const next = localPath(typeof requested === 'string' ? requested : null);
+  if (await currentUser()) redirect(safeNext(next));
+  const prefill = typeof email === 'string' && email.length <= 320 ? email : '';
   return (
-    <section className="card" style={{ maxWidth: '28rem' }}>
-      <h1>Create an account</h1>
-      <Flash />
-      <form action={signUpAction} className="stack">
-        <input type="hidden" name="next" value={next ?? ''} />
-        <label>
-          E-mail
-          <input name="email" type="email" autoComplete="email" required />
-        </label>
-        <label>
-          Password <span className="muted">(at least 8 characters)</span>
-          <input name="password" type="password" autoComplete="new-password" minLength={8} required />
-        </label>
-        <button type="submit" className="button">
-          Create account
-        </button>
-      </form>
-      <p className="muted">
-        Already have an account? <Link href="/sign-in">Sign in</Link>
+    <>
+      <div className="mb-8 text-center">
+        <h1 className="text-2xl font-semibold tracking-tight">Create your account</h1>
+        <p className="mt-2 text-sm text-muted-foreground">Workspaces for your team, ready in a minute.</p>
+      </div>
+      <div className="rounded-lg border bg-card p-6 shadow-xs">
+        <SignUpForm next={next} email={prefill} minLength={getRuntime().config.minPasswordLength} />
+      </div>
+      <p className="mt-6 text-center text-sm text-muted-foreground">
+        Already have an account?{' '}
+        <Link
+          className="font-medium text-foreground underline"
+          href={next ? `/sign-in?next=${encodeURIComponent(next)}` : '/sign-in'}
+        >
+          Sign in
+        </Link>
       </p>
-    </section>
+    </>
   );
 }

@@ -3,14 +3,17 @@
 // mail server. Who may see it is decided by the page (access.ts).
 import type { Pool } from '@/server/db/pool';
 import { recentMail } from '@/server/mail/outbox';
+import { PageHeader } from '@/app/components/page-header';
+import { Badge } from '@/app/components/ui/badge';
 
 function Linkified({ text }: { text: string }) {
   const parts = text.split(/(https?:\/\/[^\s<>"]+)/g);
+  // Long links wrap anywhere, so the page never scrolls sideways on a phone.
   return (
-    <pre style={{ whiteSpace: 'pre-wrap', margin: 0 }}>
+    <pre className="m-0 font-sans text-sm break-words whitespace-pre-wrap [overflow-wrap:anywhere]">
       {parts.map((part, i) =>
         /^https?:\/\//.test(part) ? (
-          <a key={i} href={part}>
+          <a key={i} href={part} className="text-primary underline">
             {part}
           </a>
         ) : (
@@ -25,27 +28,46 @@ export async function Mailbox({ pool, smtpConfigured }: { pool: Pool; smtpConfig
   const messages = await recentMail(pool, 50);
   return (
     <>
-      <h1>Development mailbox</h1>
-      <p className="muted">
-        {smtpConfigured
-          ? 'SMTP is configured: these messages are also delivered.'
-          : 'No SMTP_URL is set, so e-mails stay here instead of being sent.'}{' '}
-        The newest {messages.length} messages of the outbox.
-      </p>
-      {messages.length === 0 ? <p>No e-mails yet.</p> : null}
-      {messages.map((m) => (
-        <article key={m.id} className="card" aria-labelledby={`mail-${m.id}`}>
-          <h2 id={`mail-${m.id}`} style={{ fontSize: '1.1rem', margin: '0 0 0.25rem' }}>
-            {m.subject}
-          </h2>
-          <p className="muted" style={{ margin: '0 0 0.75rem' }}>
-            To {m.to_address} · {m.kind} ·{' '}
-            {new Date(m.created_at).toISOString().replace('T', ' ').slice(0, 19)} UTC
-            {m.sent_at ? ' · sent' : m.failed_at ? ' · failed' : ' · waiting'}
-          </p>
-          <Linkified text={m.text_body} />
-        </article>
-      ))}
+      <PageHeader
+        title="Development mailbox"
+        description={
+          <>
+            {smtpConfigured
+              ? 'SMTP is configured: these messages are also delivered.'
+              : 'No SMTP_URL is set, so e-mails stay here instead of being sent.'}{' '}
+            The newest {messages.length} messages of the outbox.
+          </>
+        }
+      />
+      {messages.length === 0 ? (
+        <div className="rounded-lg border border-dashed bg-card px-6 py-10 text-center text-sm text-muted-foreground">
+          No e-mails yet. Invitations and digests appear here.
+        </div>
+      ) : null}
+      <div className="grid grid-cols-1 gap-4">
+        {messages.map((m) => (
+          <article
+            key={m.id}
+            className="min-w-0 rounded-lg border bg-card p-5 shadow-xs"
+            aria-labelledby={`mail-${m.id}`}
+          >
+            <h2 id={`mail-${m.id}`} className="text-base font-semibold break-words">
+              {m.subject}
+            </h2>
+            <p className="mt-1 mb-4 flex flex-wrap items-center gap-x-2 gap-y-1 text-xs text-muted-foreground">
+              <span className="break-all">To {m.to_address}</span>
+              <span aria-hidden="true">·</span>
+              <span>{m.kind}</span>
+              <span aria-hidden="true">·</span>
+              <span>{new Date(m.created_at).toISOString().replace('T', ' ').slice(0, 19)} UTC</span>
+              <Badge variant={m.sent_at ? 'success' : m.failed_at ? 'danger' : 'default'}>
+                {m.sent_at ? 'sent' : m.failed_at ? 'failed' : 'waiting'}
+              </Badge>
+            </p>
+            <Linkified text={m.text_body} />
+          </article>
+        ))}
+      </div>
     </>
   );
 }

@@ -1,106 +1,124 @@
-// A workspace's dashboard: its projects and its activity feed. Only members see it; for anyone
-// else the workspace does not exist.
-import { deleteProjectAction, updateProjectAction } from '@/app/actions/settings';
-import { createProjectAction } from '@/app/actions/workspaces';
-import { asUser, requireWorkspace } from '@/app/lib/db';
-import { Flash } from '@/app/components/flash';
-import { WorkspaceNav } from '@/app/w/[slug]/nav';
+// A workspace's overview: its projects (a list with an actions menu per project, and an empty
+// state that invites the first one) and its activity, told in sentences. Only members see it;
+// for anyone else the workspace does not exist.
+import { Activity, FolderKanban } from 'lucide-react';
+import { PageHeader } from '@/app/components/page-header';
+import { RelativeTime } from '@/app/components/relative-time';
+import { Avatar } from '@/app/components/ui/avatar';
+import { Badge } from '@/app/components/ui/badge';
+import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
+import { requireWorkspace } from '@/app/lib/db';
+import { recentActivity } from '@/app/lib/queries/activity';
+import { listProjects } from '@/app/lib/queries/projects';
+import { workspaceTitle } from '@/app/lib/titles';
+import { CreateProjectForm } from '@/app/w/[slug]/_components/create-project-form';
+import { ProjectActions } from '@/app/w/[slug]/_components/project-actions';
 
 export const dynamic = 'force-dynamic';
 
-export default async function WorkspacePage({ params }: { params: Promise<{ slug: string }> }) {
+type Params = { params: Promise<{ slug: string }> };
+
+export const generateMetadata = ({ params }: Params) => workspaceTitle(params);
+
+export default async function WorkspacePage({ params }: Params) {
   const { user, workspace } = await requireWorkspace(params);
-  const { projects, activity } = await asUser(user, async (tx) => ({
-    projects: (
-      await tx.query<{ id: string; name: string }>(
-        'select id, name from public.projects where workspace_id = $1 order by created_at desc limit 50',
-        [workspace.id],
-      )
-    ).rows,
-    activity: (
-      await tx.query<{
-        id: string;
-        action: string;
-        subject: string | null;
-        created_at: Date;
-        actor: string | null;
-      }>(
-        `select e.id, e.action, e.subject, e.created_at, coalesce(p.display_name, p.email) as actor
-         from public.activity_events e left join public.profiles p on p.id = e.actor_id
-         where e.workspace_id = $1 order by e.created_at desc, e.id desc limit 20`,
-        [workspace.id],
-      )
-    ).rows,
-  }));
+  const [projects, activity] = await Promise.all([
+    listProjects(user, workspace.id),
+    recentActivity(user, workspace.id),
+  ]);
   const canEdit = workspace.role !== 'viewer';
   return (
     <>
-      <h1>{workspace.name}</h1>
-      <WorkspaceNav slug={workspace.slug} current="" role={workspace.role} pastDue={workspace.pastDue} />
-      <Flash />
-      <section className="card" aria-labelledby="projects">
-        <h2 id="projects">Projects</h2>
-        {projects.length === 0 ? <p className="muted">No projects yet.</p> : null}
-        <ul className="list" aria-label="Projects">
-          {projects.map((p) => (
-            <li key={p.id}>
-              {canEdit ? (
-                <>
-                  <form action={updateProjectAction} className="inline">
-                    <input type="hidden" name="slug" value={workspace.slug} />
-                    <input type="hidden" name="project_id" value={p.id} />
-                    <input
-                      name="name"
-                      defaultValue={p.name}
-                      aria-label={`Name of ${p.name}`}
-                      maxLength={200}
-                      required
-                    />{' '}
-                    <button type="submit" className="link-button">
-                      Rename
-                    </button>
-                  </form>{' '}
-                  <form action={deleteProjectAction} className="inline">
-                    <input type="hidden" name="slug" value={workspace.slug} />
-                    <input type="hidden" name="project_id" value={p.id} />
-                    <button type="submit" className="link-button">
-                      Delete {p.name}
-                    </button>
-                  </form>
-                </>
-              ) : (
-                p.name
-              )}
-            </li>
-          ))}
-        </ul>
-        {canEdit ? (
-          <form action={createProjectAction} className="stack">
-            <input type="hidden" name="slug" value={workspace.slug} />
-            <input type="hidden" name="workspace_id" value={workspace.id} />
-            <label>
-              New project
-              <input name="name" required maxLength={200} />
-            </label>
-            <button type="submit" className="button">
-              Add project
-            </button>
-          </form>
-        ) : null}
-      </section>
-      <section className="card" aria-labelledby="activity">
-        <h2 id="activity">Activity</h2>
-        <ul className="list" aria-label="Activity">
-          {activity.map((e) => (
-            <li key={e.id}>
-              <span className="muted">
-                {new Date(e.created_at).toISOString().slice(0, 16).replace('T', ' ')}
-              </span>{' '}
-              {e.actor ?? 'Someone'}: {e.action.replace('.', ' ')} {e.subject ?? ''}
-            </li>
-          ))}
-        </ul>
-      </section>
+      <PageHeader
+        title={workspace.name}
+        description={
+          <>
+            /{workspace.slug} · you are <Badge variant="outline">{workspace.role}</Badge>
+          </>
+        }
+      />
+      <div className="grid grid-cols-1 items-start gap-6 lg:grid-cols-[minmax(0,2fr)_minmax(0,1fr)]">
+        <Card aria-labelledby="projects">
+          <CardHeader>
+            <CardTitle id="projects">Projects</CardTitle>
+            <CardDescription>
+              {projects.length === 0
+                ? 'Nothing here yet.'
+                : `${projects.length} project${projects.length === 1 ? '' : 's'}, newest first.`}
+              {canEdit ? ' Two projects may share a name.' : ''}
+            </CardDescription>
+          </CardHeader>
+          <CardContent className="grid grid-cols-1 gap-4">
+            {canEdit ? <CreateProjectForm slug={workspace.slug} workspaceId={workspace.id} /> : null}
+            {projects.length === 0 ? (
+              <div className="rounded-md border border-dashed px-6 py-10 text-center">
+                <FolderKanban className="mx-auto size-8 text-muted-foreground" aria-hidden="true" />
+                <p className="mt-3 text-sm font-medium">No projects yet</p>
+                <p className="mt-1 text-sm text-muted-foreground">
+                  {canEdit
+                    ? 'Name your first project above; everyone in the workspace will see it.'
+                    : 'When members add projects, they appear here.'}
+                </p>
+              </div>
+            ) : null}
+            <ul aria-label="Projects" className="divide-y rounded-md border empty:hidden">
+              {projects.map((p) => (
+                <li key={p.id} className="flex items-center gap-3 px-3 py-2 sm:px-4">
+                  <span
+                    aria-hidden="true"
+                    className="inline-flex size-8 shrink-0 items-center justify-center rounded-md bg-primary/10 text-primary"
+                  >
+                    <FolderKanban className="size-4" />
+                  </span>
+                  <span className="min-w-0 flex-1">
+                    <span className="block truncate text-sm font-medium" data-project-name="">
+                      {p.name}
+                    </span>
+                    <span className="block truncate text-xs text-muted-foreground">
+                      Created <RelativeTime date={p.createdAt} />
+                      {p.createdBy ? ` by ${p.createdBy}` : ''}
+                    </span>
+                  </span>
+                  {canEdit ? (
+                    <ProjectActions slug={workspace.slug} project={{ id: p.id, name: p.name }} />
+                  ) : null}
+                </li>
+              ))}
+            </ul>
+          </CardContent>
+        </Card>
+        <Card aria-labelledby="activity">
+          <CardHeader>
+            <CardTitle id="activity">Activity</CardTitle>
+            <CardDescription>What happened in this workspace lately.</CardDescription>
+          </CardHeader>
+          <CardContent>
+            {activity.length === 0 ? (
+              <p className="flex items-center gap-2 text-sm text-muted-foreground">
+                <Activity className="size-4" aria-hidden="true" /> No activity yet.
+              </p>
+            ) : (
+              <ol aria-label="Activity" className="grid grid-cols-1 gap-4">
+                {activity.map((e) => (
+                  <li key={e.id} className="flex gap-3 text-sm">
+                    <Avatar
+                      name={e.actorName}
+                      seed={e.actorId ?? e.actorName}
+                      className="size-7 text-[0.625rem]"
+                    />
+                    <p className="min-w-0 break-words">
+                      <span className="font-medium">{e.actor}</span> {e.sentence}
+                      <span className="block text-xs text-muted-foreground">
+                        <RelativeTime date={e.createdAt} />
+                      </span>
+                    </p>
+                  </li>
+                ))}
+              </ol>
+            )}
+          </CardContent>
+        </Card>
+      </div>
     </>
   );
 }

@@ -1,158 +1,179 @@
-// Members and invitations of a workspace. Everyone sees the members; admins and owners also get
-// the role, remove and invitation controls (the database decides whether each change is allowed).
+// Members and invitations of a workspace. Everyone sees the members, "you" marked; admins and
+// owners also get the controls they may use: roles up to their own, never on an owner unless
+// they are one, never on the last owner; removal; invitations with their state.
+import { Clock } from 'lucide-react';
+import { PageHeader } from '@/app/components/page-header';
+import { RelativeTime } from '@/app/components/relative-time';
+import { Avatar } from '@/app/components/ui/avatar';
+import { Badge } from '@/app/components/ui/badge';
+import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
+import { requireWorkspace } from '@/app/lib/db';
+import { allowedControls, invitableRoles, listInvitations, listMembers } from '@/app/lib/queries/members';
+import { workspaceTitle } from '@/app/lib/titles';
 import {
-  changeRoleAction,
-  inviteAction,
-  leaveWorkspaceAction,
-  removeMemberAction,
-  resendInvitationAction,
-  revokeInvitationAction,
-} from '@/app/actions/members';
-import { asUser, requireWorkspace } from '@/app/lib/db';
-import { Flash } from '@/app/components/flash';
-import { WorkspaceNav } from '@/app/w/[slug]/nav';
+  InvitationActions,
+  InviteForm,
+  LeaveWorkspace,
+  RemoveMember,
+  RoleMenu,
+} from '@/app/w/[slug]/members/member-controls';
 
 export const dynamic = 'force-dynamic';
 
-const ROLES = ['viewer', 'member', 'admin', 'owner'] as const;
+type Params = { params: Promise<{ slug: string }> };
 
-export default async function MembersPage({ params }: { params: Promise<{ slug: string }> }) {
+export const generateMetadata = ({ params }: Params) => workspaceTitle(params, 'Members');
+
+export default async function MembersPage({ params }: Params) {
   const { user, workspace } = await requireWorkspace(params, '/members');
   const manage = workspace.role === 'admin' || workspace.role === 'owner';
-  const { members, invitations } = await asUser(user, async (tx) => ({
-    members: (
-      await tx.query<{ user_id: string; role: string; email: string; display_name: string | null }>(
-        `select m.user_id, m.role, p.email, p.display_name from public.workspace_members m
-         join public.profiles p on p.id = m.user_id where m.workspace_id = $1 order by p.email`,
-        [workspace.id],
-      )
-    ).rows,
-    invitations: manage
-      ? (
-          await tx.query<{ id: string; email: string; role: string; expires_at: Date }>(
-            `select id, email, role, expires_at from public.invitations
-             where workspace_id = $1 and accepted_at is null and revoked_at is null and declined_at is null
-             order by created_at desc`,
-            [workspace.id],
-          )
-        ).rows
-      : [],
-  }));
-  const hidden = (
-    <>
-      <input type="hidden" name="slug" value={workspace.slug} />
-      <input type="hidden" name="workspace_id" value={workspace.id} />
-    </>
-  );
+  const [members, invitations] = await Promise.all([
+    listMembers(user, workspace.id),
+    manage ? listInvitations(user, workspace.id) : Promise.resolve([]),
+  ]);
+  const owners = members.filter((m) => m.role === 'owner').length;
+  const viewer = { userId: user.userId, role: workspace.role };
+  const lastOwner = workspace.role === 'owner' && owners < 2;
   return (
     <>
-      <h1>{workspace.name}: members</h1>
-      <WorkspaceNav
-        slug={workspace.slug}
-        current="/members"
-        role={workspace.role}
-        pastDue={workspace.pastDue}
+      <PageHeader
+        title="Members"
+        description={`${members.length} member${members.length === 1 ? '' : 's'} of ${workspace.name}`}
       />
-      <Flash />
-      <section className="card" aria-labelledby="members">
-        <h2 id="members">Members</h2>
-        <table aria-label="Members">
-          <tbody>
-            {members.map((m) => (
-              <tr key={m.user_id}>
-                <td>
-                  {m.display_name ?? m.email} <span className="muted">{m.display_name ? m.email : ''}</span>
-                </td>
-                <td>
-                  {manage && m.user_id !== user.userId ? (
-                    <form action={changeRoleAction} className="inline">
-                      {hidden}
-                      <input type="hidden" name="user_id" value={m.user_id} />
-                      <select name="role" defaultValue={m.role} aria-label={`Role of ${m.email}`}>
-                        {ROLES.map((r) => (
-                          <option key={r} value={r}>
-                            {r}
-                          </option>
-                        ))}
-                      </select>{' '}
-                      <button type="submit" className="link-button">
-                        Change role
-                      </button>
-                    </form>
-                  ) : (
-                    m.role
-                  )}
-                </td>
-                <td>
-                  {manage && m.user_id !== user.userId ? (
-                    <form action={removeMemberAction}>
-                      {hidden}
-                      <input type="hidden" name="user_id" value={m.user_id} />
-                      <button type="submit" className="link-button">
-                        Remove {m.email}
-                      </button>
-                    </form>
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        <form action={leaveWorkspaceAction}>
-          {hidden}
-          <button type="submit" className="link-button">
-            Leave this workspace
-          </button>
-        </form>
-      </section>
-      {manage ? (
-        <section className="card" aria-labelledby="invite">
-          <h2 id="invite">Invite someone</h2>
-          <form action={inviteAction} className="stack">
-            {hidden}
-            <label>
-              E-mail
-              <input name="email" type="email" required />
-            </label>
-            <label>
-              Role
-              <select name="role" defaultValue="member">
-                {ROLES.map((r) => (
-                  <option key={r} value={r}>
-                    {r}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <button type="submit" className="button">
-              Send invitation
-            </button>
-          </form>
-          <h3>Pending invitations</h3>
-          {invitations.length === 0 ? <p className="muted">None.</p> : null}
-          <ul className="list" aria-label="Pending invitations">
-            {invitations.map((i) => (
-              <li key={i.id}>
-                {i.email} as {i.role}, until {new Date(i.expires_at).toISOString().slice(0, 10)}{' '}
-                <form action={resendInvitationAction} className="inline">
-                  <input type="hidden" name="slug" value={workspace.slug} />
-                  <input type="hidden" name="invitation_id" value={i.id} />
-                  <button type="submit" className="link-button">
-                    Resend
-                  </button>
-                </form>{' '}
-                <form action={revokeInvitationAction} className="inline">
-                  <input type="hidden" name="slug" value={workspace.slug} />
-                  <input type="hidden" name="invitation_id" value={i.id} />
-                  <button type="submit" className="link-button">
-                    Revoke
-                  </button>
-                </form>
-              </li>
-            ))}
-          </ul>
-        </section>
-      ) : null}
+      <div className="grid grid-cols-1 gap-6">
+        {manage ? (
+          <Card aria-labelledby="invite">
+            <CardHeader>
+              <CardTitle id="invite">Invite someone</CardTitle>
+              <CardDescription>
+                They get an e-mail with a link that works once, for that address, for 7 days.
+              </CardDescription>
+            </CardHeader>
+            <CardContent>
+              <InviteForm
+                slug={workspace.slug}
+                workspaceId={workspace.id}
+                roles={invitableRoles(workspace.role)}
+              />
+            </CardContent>
+          </Card>
+        ) : null}
+        <Card aria-labelledby="members">
+          <CardHeader>
+            <CardTitle id="members">People</CardTitle>
+          </CardHeader>
+          <CardContent className="px-0 sm:px-0">
+            <ul aria-label="Members" className="divide-y border-t">
+              {members.map((m) => {
+                const name = m.displayName || m.email;
+                const you = m.userId === user.userId;
+                const controls = allowedControls(viewer, m, owners);
+                return (
+                  <li
+                    key={m.userId}
+                    data-member={m.email}
+                    className="flex flex-wrap items-center gap-x-3 gap-y-2 px-5 py-3 sm:px-6"
+                  >
+                    <Avatar name={name} seed={m.userId} src={m.avatarUrl} />
+                    <span className="min-w-0 flex-1">
+                      <span className="flex items-center gap-2 text-sm font-medium">
+                        <span className="truncate">{name}</span>
+                        {you ? <Badge variant="primary">you</Badge> : null}
+                      </span>
+                      <span className="block truncate text-xs text-muted-foreground">
+                        {m.displayName ? `${m.email} · ` : ''}joined <RelativeTime date={m.joinedAt} />
+                      </span>
+                    </span>
+                    <span className="ml-auto flex items-center gap-1">
+                      {controls.roles.length > 0 ? (
+                        <RoleMenu
+                          slug={workspace.slug}
+                          workspaceId={workspace.id}
+                          member={{ userId: m.userId, email: m.email, name, role: m.role }}
+                          roles={controls.roles}
+                        />
+                      ) : (
+                        <Badge variant={m.role === 'owner' ? 'primary' : 'default'} className="capitalize">
+                          {m.role}
+                        </Badge>
+                      )}
+                      {controls.remove ? (
+                        <RemoveMember
+                          slug={workspace.slug}
+                          workspaceId={workspace.id}
+                          member={{ userId: m.userId, email: m.email, name }}
+                          workspaceName={workspace.name}
+                        />
+                      ) : null}
+                    </span>
+                  </li>
+                );
+              })}
+            </ul>
+          </CardContent>
+        </Card>
+        {manage ? (
+          <Card aria-labelledby="pending">
+            <CardHeader>
+              <CardTitle id="pending">Pending invitations</CardTitle>
+              <CardDescription>
+                {invitations.length === 0
+                  ? 'Nobody is waiting to join.'
+                  : 'Invited people count towards the seats of the plan until they answer.'}
+              </CardDescription>
+            </CardHeader>
+            {invitations.length > 0 ? (
+              <CardContent className="px-0 sm:px-0">
+                <ul aria-label="Pending invitations" className="divide-y border-t">
+                  {invitations.map((i) => (
+                    <li
+                      key={i.id}
+                      data-invitation={i.email}
+                      className="flex flex-wrap items-center gap-x-3 gap-y-2 px-5 py-3 sm:px-6"
+                    >
+                      <span className="inline-flex size-8 shrink-0 items-center justify-center rounded-full border border-dashed">
+                        <Clock className="size-4 text-muted-foreground" aria-hidden="true" />
+                      </span>
+                      <span className="min-w-0 flex-1">
+                        <span className="flex flex-wrap items-center gap-2 text-sm font-medium">
+                          <span className="truncate">{i.email}</span>
+                          <Badge className="capitalize">{i.role}</Badge>
+                          {i.status === 'expired' ? (
+                            <Badge variant="danger">Expired</Badge>
+                          ) : (
+                            <Badge variant="warning">Pending</Badge>
+                          )}
+                        </span>
+                        <span className="block text-xs text-muted-foreground">
+                          Invited <RelativeTime date={i.createdAt} />
+                          {i.invitedBy ? ` by ${i.invitedBy}` : ''} ·{' '}
+                          {i.status === 'expired' ? 'expired ' : 'expires '}
+                          <RelativeTime date={i.expiresAt} />
+                        </span>
+                      </span>
+                      <InvitationActions slug={workspace.slug} invitation={{ id: i.id, email: i.email }} />
+                    </li>
+                  ))}
+                </ul>
+              </CardContent>
+            ) : null}
+          </Card>
+        ) : null}
+        <Card aria-labelledby="leave">
+          <CardHeader>
+            <CardTitle id="leave">Leave workspace</CardTitle>
+            <CardDescription>Stop being a member of {workspace.name}.</CardDescription>
+          </CardHeader>
+          <CardContent>
+            <LeaveWorkspace
+              slug={workspace.slug}
+              workspaceId={workspace.id}
+              workspaceName={workspace.name}
+              lastOwner={lastOwner}
+            />
+          </CardContent>
+        </Card>
+      </div>
     </>
   );
 }

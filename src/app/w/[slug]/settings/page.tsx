@@ -1,72 +1,61 @@
-// Workspace settings: name and slug (admins and owners), and deletion (owners, with confirmation).
-import { deleteWorkspaceAction, renameWorkspaceAction } from '@/app/actions/settings';
+// Workspace settings: name and address (admins and owners), and deletion (owners, asked in a
+// dialog with the address typed to confirm). Others see the settings and who may change them.
+import { PageHeader } from '@/app/components/page-header';
+import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { requireWorkspace } from '@/app/lib/db';
-import { Flash } from '@/app/components/flash';
-import { WorkspaceNav } from '@/app/w/[slug]/nav';
+import { workspaceTitle } from '@/app/lib/titles';
+import { DeleteWorkspace, RenameWorkspaceForm } from '@/app/w/[slug]/settings/settings-forms';
 
 export const dynamic = 'force-dynamic';
-export const metadata = { title: 'Workspace settings' };
 
-export default async function SettingsPage({ params }: { params: Promise<{ slug: string }> }) {
+type Params = { params: Promise<{ slug: string }> };
+
+export const generateMetadata = ({ params }: Params) => workspaceTitle(params, 'Settings');
+
+export default async function SettingsPage({ params }: Params) {
   const { workspace } = await requireWorkspace(params, '/settings');
   const canEdit = workspace.role === 'admin' || workspace.role === 'owner';
+  const ws = { id: workspace.id, name: workspace.name, slug: workspace.slug };
   return (
     <>
-      <h1>{workspace.name}: settings</h1>
-      <WorkspaceNav
-        slug={workspace.slug}
-        current="/settings"
-        role={workspace.role}
-        pastDue={workspace.pastDue}
-      />
-      <Flash />
-      <section className="card" aria-labelledby="general">
-        <h2 id="general">Name and address</h2>
-        {canEdit ? (
-          <form action={renameWorkspaceAction} className="stack">
-            <input type="hidden" name="slug" value={workspace.slug} />
-            <input type="hidden" name="workspace_id" value={workspace.id} />
-            <label>
-              Name
-              <input name="name" defaultValue={workspace.name} required maxLength={100} />
-            </label>
-            <label>
-              Slug
-              <input
-                name="new_slug"
-                defaultValue={workspace.slug}
-                required
-                maxLength={48}
-                pattern="[a-z0-9-]+"
-              />
-            </label>
-            <button type="submit" className="button">
-              Save
-            </button>
-          </form>
-        ) : (
-          <p className="muted">Only admins and owners change these.</p>
-        )}
-      </section>
-      {workspace.role === 'owner' ? (
-        <section className="card" aria-labelledby="danger">
-          <h2 id="danger">Delete this workspace</h2>
-          <p>
-            Everything in it is deleted: members, invitations, projects and activity. This cannot be undone.
-          </p>
-          <form action={deleteWorkspaceAction} className="stack">
-            <input type="hidden" name="slug" value={workspace.slug} />
-            <input type="hidden" name="workspace_id" value={workspace.id} />
-            <label>
-              Type <code>{workspace.slug}</code> to confirm
-              <input name="confirm" required autoComplete="off" />
-            </label>
-            <button type="submit" className="button danger">
-              Delete workspace
-            </button>
-          </form>
-        </section>
-      ) : null}
+      <PageHeader title="Settings" description={`How ${workspace.name} is named and found.`} />
+      <div className="grid grid-cols-1 gap-6">
+        <Card aria-labelledby="general">
+          <CardHeader>
+            <CardTitle id="general">Name and address</CardTitle>
+            <CardDescription>
+              The address is the last part of the workspace&apos;s links: /w/{workspace.slug}
+            </CardDescription>
+          </CardHeader>
+          <CardContent>
+            {canEdit ? (
+              <RenameWorkspaceForm workspace={ws} />
+            ) : (
+              <dl className="grid grid-cols-1 gap-3 text-sm sm:grid-cols-[8rem_1fr]">
+                <dt className="text-muted-foreground">Name</dt>
+                <dd className="font-medium">{workspace.name}</dd>
+                <dt className="text-muted-foreground">Address</dt>
+                <dd className="font-medium">/w/{workspace.slug}</dd>
+                <dd className="text-muted-foreground sm:col-span-2">Only admins and owners change these.</dd>
+              </dl>
+            )}
+          </CardContent>
+        </Card>
+        {workspace.role === 'owner' ? (
+          <Card aria-labelledby="danger" className="border-destructive/40">
+            <CardHeader>
+              <CardTitle id="danger">Delete this workspace</CardTitle>
+              <CardDescription>
+                Everything in it is deleted: members, invitations, projects and activity. This cannot be
+                undone.
+              </CardDescription>
+            </CardHeader>
+            <CardContent>
+              <DeleteWorkspace workspace={ws} />
+            </CardContent>
+          </Card>
+        ) : null}
+      </div>
     </>
   );
 }

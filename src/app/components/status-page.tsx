@@ -1,0 +1,38 @@
+// A full page for when something is not there or went wrong: a short headline, what to do next,
+// and a way back. Used by not-found.tsx and the error pages.
+import type { ReactNode } from 'react';
+import { Logo } from '@/app/components/logo';
+
+export function StatusPage({
+  code,
+  title,
+  children,
+  actions,
+}: {
+  code: string;
+  title: string;
+  children: ReactNode;
+  actions: ReactNode;
+}) {
+  return (
+    <div className="flex min-h-dvh flex-col">
+      <header className="mx-auto flex h-14 w-full max-w-6xl items-center px-4 sm:px-6">
+        <a href="/" className="inline-flex h-11 items-center rounded-md px-1" aria-label="Tenantry home">
+          <Logo />
+        </a>
+      </header>
+      <main
+        id="main"
+        tabIndex={-1}
+        className="flex flex-1 items-center justify-center px-4 pb-24 outline-none"
+      >
+        <div className="max-w-md text-center">
+          <p className="text-sm font-semibold text-primary">{code}</p>
+          <h1 className="mt-2 text-2xl font-semibold tracking-tight sm:text-3xl">{title}</h1>
+          <div className="mt-3 text-sm text-muted-foreground">{children}</div>
+          <div className="mt-8 flex flex-col justify-center gap-3 sm:flex-row">{actions}</div>
+        </div>
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,87 @@
+'use client';
+// The header's workspace switcher: the current workspace, and a menu (keyboard accessible:
+// arrows, Enter, Escape, type-ahead) of the others and "New workspace".
+import { Check, ChevronsUpDown, LayoutGrid, Plus } from 'lucide-react';
+import Link from 'next/link';
+import {
+  DropdownMenu,
+  DropdownMenuContent,
+  DropdownMenuItem,
+  DropdownMenuLabel,
+  DropdownMenuSeparator,
+  DropdownMenuTrigger,
+} from '@/app/components/ui/dropdown-menu';
+import { cn } from '@/app/components/ui/cn';
+
+export interface SwitcherWorkspace {
+  slug: string;
+  name: string;
+  role: string;
+}
+
+function Mark({ name, className }: { name: string; className?: string }) {
+  return (
+    <span
+      aria-hidden="true"
+      className={cn(
+        'inline-flex size-6 shrink-0 items-center justify-center rounded-md bg-foreground text-xs font-semibold text-background',
+        className,
+      )}
+    >
+      {[...name.trim()][0]?.toUpperCase() ?? '?'}
+    </span>
+  );
+}
+
+export function WorkspaceSwitcher({
+  workspaces,
+  current,
+}: {
+  workspaces: SwitcherWorkspace[];
+  current?: SwitcherWorkspace;
+}) {
+  return (
+    <DropdownMenu>
+      <DropdownMenuTrigger
+        data-workspace-switcher=""
+        className="inline-flex h-11 max-w-[11rem] min-w-0 cursor-pointer items-center gap-2 rounded-md px-2 text-sm font-medium hover:bg-accent data-[state=open]:bg-accent sm:h-9 sm:max-w-[18rem]"
+      >
+        {current ? <Mark name={current.name} /> : <LayoutGrid className="size-4" aria-hidden="true" />}
+        <span className="truncate" data-current-workspace={current?.slug}>
+          {current ? current.name : 'Workspaces'}
+        </span>
+        <span className="sr-only">{current ? ', switch workspace' : ': switch to one'}</span>
+        <ChevronsUpDown className="size-4 shrink-0 text-muted-foreground" aria-hidden="true" />
+      </DropdownMenuTrigger>
+      <DropdownMenuContent align="start" className="w-64">
+        <DropdownMenuLabel>Workspaces</DropdownMenuLabel>
+        {workspaces.length === 0 ? (
+          <p className="px-2 py-1.5 text-sm text-muted-foreground">None yet</p>
+        ) : (
+          workspaces.map((w) => (
+            <DropdownMenuItem key={w.slug} asChild>
+              <Link href={`/w/${w.slug}`} aria-current={w.slug === current?.slug ? 'true' : undefined}>
+                <Mark name={w.name} className="size-5 text-[0.625rem]" />
+                <span className="min-w-0 flex-1 truncate">{w.name}</span>
+                {w.slug === current?.slug ? <Check aria-label="current" className="ml-auto" /> : null}
+              </Link>
+            </DropdownMenuItem>
+          ))
+        )}
+        <DropdownMenuSeparator />
+        <DropdownMenuItem asChild>
+          <Link href="/workspaces">
+            <LayoutGrid aria-hidden="true" />
+            All workspaces
+          </Link>
+        </DropdownMenuItem>
+        <DropdownMenuItem asChild>
+          <Link href="/workspaces?new=1#new-workspace">
+            <Plus aria-hidden="true" />
+            New workspace
+          </Link>
+        </DropdownMenuItem>
+      </DropdownMenuContent>
+    </DropdownMenu>
+  );
+}

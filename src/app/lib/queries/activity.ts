@@ -1,0 +1,134 @@
+// In charge of a workspace's activity feed for its overview page: the latest events, each told
+// as a sentence ("Grace changed Ada's role to admin", "renamed Apollo to Artemis"), with the
+// people in it named, also after they left the workspace.
+import { asUser } from '@/app/lib/db';
+import type { SignedIn } from '@/app/lib/session';
+
+export interface ActivityEvent {
+  id: string;
+  action: string;
+  subject: string | null;
+  data: Record<string, unknown>;
+  createdAt: Date;
+  actorId: string | null;
+  /** the subject's name before this event, for renames */
+  previousSubject: string | null;
+}
+
+export interface ActivityItem {
+  id: string;
+  createdAt: Date;
+  actorId: string | null;
+  /** "You" for the viewer */
+  actor: string;
+  /** the actor's own name, for the avatar */
+  actorName: string;
+  sentence: string;
+}
+
+export const ACTIVITY_SHOWN = 20;
+
+type Names = Map<string, string>;
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
+
+/** One event as a sentence that follows the actor's name (pure; the page adds the actor). */
+export function describe(event: ActivityEvent, names: Names, viewerId: string): string {
+  const d = event.data;
+  const person = (id: unknown, fallback: string | null): string => {
+    const key = str(id);
+    if (key && key === viewerId) return 'you';
+    return (key && names.get(key)) || fallback || 'a former member';
+  };
+  const possessive = (who: string) => (who === 'you' ? 'your' : `${who}’s`);
+  const subject = event.subject ?? '';
+  switch (event.action) {
+    case 'workspace.created':
+      return `created the workspace ${subject}`;
+    case 'workspace.updated': {
+      const renamed = str(d.old_name) && str(d.old_name) !== str(d.name);
+      const moved = str(d.old_slug) && str(d.old_slug) !== str(d.slug);
+      if (renamed && moved)
+        return `renamed the workspace ${str(d.old_name)} to ${str(d.name)} and moved it to /${str(d.slug)}`;
+      if (renamed) return `renamed the workspace ${str(d.old_name)} to ${str(d.name)}`;
+      if (moved) return `changed the workspace address from /${str(d.old_slug)} to /${str(d.slug)}`;
+      return 'updated the workspace settings';
+    }
+    case 'member.added':
+      if (str(d.user_id) && str(d.user_id) === event.actorId) return `joined as ${str(d.role) ?? 'member'}`;
+      return `added ${person(d.user_id, subject)} as ${str(d.role) ?? 'member'}`;
+    case 'member.role_changed':
+      return `changed ${possessive(person(d.user_id, subject))} role from ${str(d.old_role)} to ${str(d.role)}`;
+    case 'member.removed':
+      return `removed ${person(d.user_id, subject)} from the workspace`;
+    case 'member.left':
+      return 'left the workspace';
+    case 'invitation.created':
+      return `invited ${subject} as ${str(d.role) ?? 'member'}`;
+    case 'invitation.accepted':
+      return `accepted the invitation${str(d.role) ? ` and joined as ${str(d.role)}` : ''}`;
+    case 'invitation.revoked':
+      return `revoked the invitation for ${subject}`;
+    case 'invitation.declined':
+      return 'declined the invitation';
+    case 'invitation.resent':
+      return `sent the invitation for ${subject} again`;
+    case 'project.created':
+      return `created the project ${subject}`;
+    case 'project.updated':
+      return event.previousSubject && event.previousSubject !== subject
+        ? `renamed the project ${event.previousSubject} to ${subject}`
+        : `updated the project ${subject}`;
+    case 'project.deleted':
+      return `deleted the project ${subject}`;
+    default:
+      return event.action.replace(/[._]/g, ' ') + (subject ? ` ${subject}` : '');
+  }
+}
+
+export async function recentActivity(user: SignedIn, workspaceId: string): Promise<ActivityItem[]> {
+  return asUser(user, async (tx) => {
+    const events = (
+      await tx.query<ActivityEvent>(
+        `select e.id::text, e.action, e.subject, e.data, e.created_at as "createdAt", e.actor_id as "actorId",
+                case when e.action = 'project.updated' then (
+                  select prev.subject from public.activity_events prev
+                  where prev.workspace_id = e.workspace_id and prev.data ->> 'project_id' = e.data ->> 'project_id'
+                    and prev.action in ('project.created', 'project.updated')
+                    and (prev.created_at, prev.id) < (e.created_at, e.id)
+                  order by prev.created_at desc, prev.id desc limit 1) end as "previousSubject"
+         from public.activity_events e
+         where e.workspace_id = $1 order by e.created_at desc, e.id desc limit $2`,
+        [workspaceId, ACTIVITY_SHOWN],
+      )
+    ).rows;
+    const ids = new Set<string>();
+    for (const e of events) {
+      if (e.actorId) ids.add(e.actorId);
+      const about = str(e.data.user_id);
+      if (about) ids.add(about);
+    }
+    const names: Names = new Map();
+    if (ids.size > 0) {
+      const r = await tx.query<{ id: string; name: string }>(
+        'select id, name from internal.activity_people($1, $2::uuid[])',
+        [workspaceId, [...ids]],
+      );
+      for (const row of r.rows) names.set(row.id, row.name);
+    }
+    return events.map((e) => ({
+      id: e.id,
+      createdAt: e.createdAt,
+      actorId: e.actorId,
+      actor:
+        e.actorId === user.userId
+          ? 'You'
+          : (e.actorId && names.get(e.actorId)) ||
+            (e.action.startsWith('invitation.') && e.subject) ||
+            'Someone',
+      actorName:
+        (e.actorId && names.get(e.actorId)) || (e.action.startsWith('invitation.') && e.subject) || 'Someone',
+      sentence: describe(e, names, user.userId),
+    }));
+  });
+}

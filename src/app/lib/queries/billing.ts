@@ -1,0 +1,34 @@
+// In charge of reading a workspace's plan for the billing page: the subscription's state and the
+// seats and projects used against the plan's limits (counted as the limits are enforced).
+import { asUser } from '@/app/lib/db';
+import type { SignedIn } from '@/app/lib/session';
+
+export interface BillingState {
+  plan: string;
+  status: string;
+  currentPeriodEnd: Date | null;
+  cancelAtPeriodEnd: boolean;
+  pastDueSince: Date | null;
+  seats: number | null;
+  seatsUsed: number;
+  projects: number | null;
+  projectsUsed: number;
+  readOnly: boolean;
+}
+
+export async function billingState(user: SignedIn, workspaceId: string): Promise<BillingState> {
+  return asUser(user, async (tx) => {
+    const r = await tx.query<BillingState>(
+      `select coalesce(s.plan, 'free') as plan, coalesce(s.status, 'active') as status,
+              s.current_period_end as "currentPeriodEnd", coalesce(s.cancel_at_period_end, false) as "cancelAtPeriodEnd",
+              s.past_due_since as "pastDueSince",
+              u.seats, coalesce(u.seats_used, 0) as "seatsUsed", u.projects, coalesce(u.projects_used, 0) as "projectsUsed",
+              coalesce(u.read_only, false) as "readOnly"
+       from (select $1::uuid as id) w
+       left join public.subscriptions s on s.workspace_id = w.id
+       left join internal.workspace_usage(w.id) u on true`,
+      [workspaceId],
+    );
+    return r.rows[0]!;
+  });
+}

@@ -1,0 +1,64 @@
+'use client';
+// The profile page's forms: name and picture, and the password. Errors appear under their
+// fields with the input kept; each button says what it is doing while it runs.
+import { useActionState } from 'react';
+import { changePasswordAction, updateProfileAction } from '@/app/actions/settings';
+import { Field, FormError } from '@/app/components/ui/field';
+import { SubmitButton } from '@/app/components/ui/submit-button';
+import { initialFormState } from '@/app/lib/form-state';
+
+export function ProfileForm({
+  profile,
+}: {
+  profile: { displayName: string | null; avatarUrl: string | null };
+}) {
+  const [state, action] = useActionState(updateProfileAction, initialFormState);
+  return (
+    <form action={action} className="grid max-w-xl gap-4" noValidate>
+      <FormError>{state.error}</FormError>
+      <Field
+        label="Display name"
+        name="display_name"
+        maxLength={100}
+        autoComplete="name"
+        defaultValue={state.values?.display_name ?? profile.displayName ?? ''}
+        error={state.fieldErrors?.display_name}
+        hint="How your teammates see you. Leave empty to show your e-mail."
+      />
+      <Field
+        label="Avatar URL"
+        name="avatar_url"
+        type="url"
+        placeholder="https://…"
+        defaultValue={state.values?.avatar_url ?? profile.avatarUrl ?? ''}
+        error={state.fieldErrors?.avatar_url}
+        hint="A picture at an http(s) address; without one, your initials are shown."
+      />
+      <div>
+        <SubmitButton pendingText="Saving…">Save profile</SubmitButton>
+      </div>
+    </form>
+  );
+}
+
+export function PasswordForm({ minLength }: { minLength: number }) {
+  const [state, action] = useActionState(changePasswordAction, initialFormState);
+  return (
+    <form action={action} className="grid max-w-xl gap-4" noValidate>
+      <FormError>{state.error}</FormError>
+      <Field
+        label="New password"
+        name="password"
+        type="password"
+        autoComplete="new-password"
+        minLength={minLength}
+        required
+        error={state.fieldErrors?.password}
+        hint={`At least ${minLength} characters. Other devices stay signed in.`}
+      />
+      <div>
+        <SubmitButton pendingText="Changing…">Change password</SubmitButton>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,38 @@
+'use client';
+// The sign-in form: a refusal ("Invalid login credentials", a wait after too many attempts) shows
+// above the fields with the e-mail kept; the button says "Signing in…" while the request runs.
+import { useActionState } from 'react';
+import { signInAction } from '@/app/actions/auth';
+import { Field, FormError } from '@/app/components/ui/field';
+import { SubmitButton } from '@/app/components/ui/submit-button';
+import { initialFormState } from '@/app/lib/form-state';
+
+export function SignInForm({ next }: { next: string | null }) {
+  const [state, action] = useActionState(signInAction, initialFormState);
+  return (
+    <form action={action} className="grid grid-cols-1 gap-4" noValidate>
+      <FormError>{state.error}</FormError>
+      <input type="hidden" name="next" value={next ?? ''} />
+      <Field
+        label="E-mail"
+        name="email"
+        type="email"
+        autoComplete="email"
+        required
+        defaultValue={state.values?.email ?? ''}
+        error={state.fieldErrors?.email}
+      />
+      <Field
+        label="Password"
+        name="password"
+        type="password"
+        autoComplete="current-password"
+        required
+        error={state.fieldErrors?.password}
+      />
+      <SubmitButton pendingText="Signing in…" className="w-full">
+        Sign in
+      </SubmitButton>
+    </form>
+  );
+}

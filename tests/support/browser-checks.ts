@@ -1,0 +1,91 @@
+// Test support for browser suites: what a person would check on every page. Accessibility by
+// axe-core (injected from node_modules, nothing fetched), no sideways scrolling on a phone, tap
+// targets of primary actions, and screenshots of a page in a theme and a size.
+import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+
+const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+export const SCREENSHOTS = 'test-results/screenshots';
+export const PHONE = { width: 390, height: 844 };
+export const DESKTOP = { width: 1280, height: 800 };
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  targets: string[];
+}
+
+/** axe-core's serious and critical violations on the page as it is now (WCAG 2.x A and AA). */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: axePath });
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: unknown[] }> } })
+      .axe;
+    const result = await axe.run({
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] },
+    });
+    return result.violations as {
+      id: string;
+      impact: string | null;
+      help: string;
+      nodes: { target: string[] }[];
+    }[];
+  });
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.map((n) => n.target.join(' ')),
+    }));
+}
+
+/** How far the page scrolls sideways (0 when it fits its viewport), and what sticks out. */
+export async function sidewaysOverflow(page: Page): Promise<{ by: number; widest: string[] }> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const widest = [...document.querySelectorAll('body *')]
+      .filter((e) => e.getBoundingClientRect().right > width + 0.5)
+      .slice(0, 3)
+      .map(
+        (e) =>
+          `${e.tagName.toLowerCase()}.${String(e.className).slice(0, 60)} "${e.textContent?.slice(0, 30)}"`,
+      );
+    return { by: document.documentElement.scrollWidth - width, widest };
+  });
+}
+
+/** A browser profile in a theme ('system' leaves it to prefers-color-scheme) and size. */
+export async function themedContext(
+  browser: Browser,
+  options: {
+    theme: 'light' | 'dark' | 'system';
+    size?: { width: number; height: number };
+    scheme?: 'light' | 'dark';
+    url: string;
+    javaScriptEnabled?: boolean;
+  },
+): Promise<BrowserContext> {
+  const context = await browser.newContext({
+    viewport: options.size ?? DESKTOP,
+    colorScheme: options.scheme ?? 'light',
+    javaScriptEnabled: options.javaScriptEnabled ?? true,
+  });
+  context.setDefaultTimeout(15_000);
+  if (options.theme !== 'system') {
+    await context.addCookies([{ name: 'tenantry-theme', value: options.theme, url: options.url }]);
+  }
+  return context;
+}
+
+/** Saves a screenshot of the whole page (of the window, when a dialog is open) under test-results/screenshots/pages/. */
+export async function shoot(page: Page, name: string, { fullPage = true } = {}): Promise<void> {
+  mkdirSync(`${SCREENSHOTS}/pages`, { recursive: true });
+  // Toasts fade and relative times tick: screenshots are of the page, not of the moment.
+  await page.addStyleTag({ content: '[data-sonner-toaster]{display:none!important}' });
+  await page.screenshot({ path: `${SCREENSHOTS}/pages/${name}.png`, fullPage });
+}
