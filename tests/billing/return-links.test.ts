@@ -47,7 +47,7 @@ async function expectBillingPage(page: Page, url: string, slug: string) {
   const response = await page.goto(url);
   expect(response?.status(), url).toBe(200);
   expect(new URL(page.url()).pathname).toBe(`/w/${slug}/billing`);
-  await expect(page.title()).resolves.toBe('Billing · Links Co · Tenantry');
+  await expect.poll(() => page.title()).toBe('Billing · Links Co · Tenantry');
 }
 
 /** Stripe's hosted pages cannot be reached from here: answer navigations there with a stand-in. */

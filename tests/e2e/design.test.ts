@@ -319,7 +319,7 @@ test('the workspace switcher works from the keyboard', { timeout: 60_000 }, asyn
   );
   await owner.goto(url(`/w/${slug}/members`));
   await expect(owner.textContent('nav[aria-label=Workspace] a[aria-current=page]')).resolves.toBe('Members');
-  await expect(owner.title()).resolves.toBe('Members · Lovelace Labs · Tenantry');
+  await expect.poll(() => owner.title()).toBe('Members · Lovelace Labs · Tenantry');
 });
 
 test('keyboard: the first Tab reaches a visible skip link that moves focus to the page', async () => {

@@ -108,7 +108,7 @@ test(
       notice('Settings saved'),
     );
     await page.waitForURL('**/w/new-name/settings');
-    await expect(page.title()).resolves.toBe('Settings · New Name · Tenantry');
+    await expect.poll(() => page.title()).toBe('Settings · New Name · Tenantry');
     // The old address leads to the new one.
     await page.goto(`${app.url}/w/old-name/members`);
     await page.waitForURL('**/w/new-name/members');
