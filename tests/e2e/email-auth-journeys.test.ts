@@ -1,0 +1,133 @@
+// The e-mailed identity journeys in a real browser, with e-mail confirmation on
+// (AUTH_AUTOCONFIRM=false): signing up means confirming the address from the e-mail's link, which
+// signs in; a forgotten password is reset from an e-mailed link that lands on a page to set a new
+// one; a sign-in link or 6-digit code replaces the password; none of them tells who has an account.
+import pg from 'pg';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { AppProcess } from '../support/app-process.js';
+import { fieldError, newPage, startBrowserSuite, type BrowserSuite } from '../support/browser-suite.js';
+import { flashAfter } from '../support/flash.js';
+
+let suite: BrowserSuite;
+let app: AppProcess;
+let db: pg.Client;
+
+beforeAll(async () => {
+  suite = await startBrowserSuite({ AUTH_AUTOCONFIRM: 'false' });
+  ({ app, db } = suite);
+}, 300_000);
+afterAll(async () => suite?.stop());
+
+/** The newest identity e-mail written to `to`: its /verify link and its code. */
+async function latestMail(to: string): Promise<{ kind: string; link: string; code: string | null }> {
+  const { rows } = await db.query<{ kind: string; text_body: string }>(
+    `select kind, text_body from internal.outbox where to_address = $1 order by id desc limit 1`,
+    [to],
+  );
+  const text = rows[0]?.text_body ?? '';
+  const link = /https?:\/\/\S+\/auth\/v1\/verify\?\S+/.exec(text)?.[0];
+  if (!link) throw new Error(`no e-mail with a link for ${to}`);
+  return { kind: rows[0]!.kind, link, code: /\b(\d{6})\b/.exec(text)?.[1] ?? null };
+}
+
+async function mailCount(to: string): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(
+    'select count(*) as n from internal.outbox where to_address = $1',
+    [to],
+  );
+  return Number(rows[0]!.n);
+}
+
+/** Signs up through the page and confirms from the e-mail; returns the signed-in page. */
+async function signUpAndConfirm(email: string, password = 'correct horse battery'): Promise<Page> {
+  const page = await newPage(suite.browser);
+  await page.goto(`${app.url}/sign-up`);
+  await page.fill('input[name=email]', email);
+  await page.fill('input[name=password]', password);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('[data-check-email]');
+  await page.goto((await latestMail(email)).link);
+  await page.waitForURL('**/workspaces');
+  return page;
+}
+
+test('sign-up asks to check the e-mail, offers a resend after a minute, and the link confirms and signs in', async () => {
+  const page = await newPage(suite.browser);
+  await page.goto(`${app.url}/sign-up`);
+  await page.fill('input[name=email]', 'ada@example.com');
+  await page.fill('input[name=password]', 'correct horse battery');
+  await page.click('button[type=submit]');
+  const shown = await page.waitForSelector('[data-check-email]');
+  expect(await shown.textContent()).toContain('Check your e-mail');
+  expect(await shown.textContent()).toContain('ada@example.com');
+  // The resend waits for the identity service's minute between two e-mails.
+  await expect(page.getByRole('button', { name: /Send again in \d+ s/ }).isDisabled()).resolves.toBe(true);
+
+  const before = await db.query('select email_confirmed_at from auth.users where email = $1', [
+    'ada@example.com',
+  ]);
+  expect(before.rows[0].email_confirmed_at).toBeNull();
+  const mail = await latestMail('ada@example.com');
+  expect(mail.kind).toBe('auth.confirmation');
+  await page.goto(mail.link);
+  await page.waitForURL('**/workspaces');
+  const after = await db.query('select email_confirmed_at from auth.users where email = $1', [
+    'ada@example.com',
+  ]);
+  expect(after.rows[0].email_confirmed_at).not.toBeNull();
+
+  // The link is single-use: followed again, it says so, in the app's words, and signs nobody in.
+  const other = await newPage(suite.browser);
+  await expect(flashAfter(other, () => other.goto(mail.link))).resolves.toMatchObject({ kind: 'error' });
+  expect(new URL(other.url()).pathname).toBe('/sign-in');
+}, 90_000);
+
+test('forgot password: the same answer for any address, and the link leads to a new password, signed in', async () => {
+  await signUpAndConfirm('grace@example.com', 'old password here');
+
+  const page = await newPage(suite.browser);
+  await page.goto(`${app.url}/sign-in`);
+  await page.click('text=Forgot password?');
+  await page.waitForURL('**/forgot-password');
+  // An unknown address gets the same answer and no e-mail.
+  await page.fill('input[name=email]', 'nobody@example.com');
+  await page.click('button[type=submit]');
+  const unknown = ((await (await page.waitForSelector('[data-sent]')).textContent()) ?? '').replace(
+    'nobody@example.com',
+    'X',
+  );
+  expect(unknown).toContain('If an account exists');
+  expect(await mailCount('nobody@example.com')).toBe(0);
+
+  await page.goto(`${app.url}/forgot-password`);
+  await page.fill('input[name=email]', 'grace@example.com');
+  await page.click('button[type=submit]');
+  const known = ((await (await page.waitForSelector('[data-sent]')).textContent()) ?? '').replace(
+    'grace@example.com',
+    'X',
+  );
+  expect(known).toBe(unknown);
+
+  const mail = await latestMail('grace@example.com');
+  expect(mail.kind).toBe('auth.recovery');
+  await page.goto(mail.link);
+  await page.waitForURL('**/reset-password');
+  await page.fill('input[name=password]', 'short');
+  await page.click('button[type=submit]');
+  expect(await fieldError(page, 'password')).toMatch(/characters/);
+  await page.fill('input[name=password]', 'brand new password');
+  await expect(flashAfter(page, () => page.click('button[type=submit]'))).resolves.toEqual({
+    kind: 'notice',
+    text: 'Password set; you are signed in',
+  });
+  await page.waitForURL('**/workspaces');
+
+  // The new password signs in; the old one no longer does.
+  const fresh = await newPage(suite.browser);
+  await fresh.goto(`${app.url}/sign-in`);
+  await fresh.fill('input[name=email]', 'grace@example.com');
+  await fresh.fill('input[name=password]', 'brand new password');
+  await fresh.click('button[type=submit]');
+  await fresh.waitForURL('**/workspaces');
+}, 90_000);
