@@ -131,3 +131,43 @@ test('forgot password: the same answer for any address, and the link leads to a 
   await fresh.click('button[type=submit]');
   await fresh.waitForURL('**/workspaces');
 }, 90_000);
+
+async function askForSignInEmail(page: Page, email: string): Promise<string> {
+  await page.goto(`${app.url}/sign-in`);
+  await page.click('text=E-mail me a sign-in link or code');
+  await page.waitForURL('**/sign-in/email');
+  await page.fill('input[name=email]', email);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('input[name=code]');
+  return ((await page.textContent('[role=status]')) ?? '').replace(email, 'X');
+}
+
+test('sign-in by e-mail: a 6-digit code or the link signs in; unknown addresses get the same answer and no account', async () => {
+  await signUpAndConfirm('alan@example.com');
+  await signUpAndConfirm('edsger@example.com');
+
+  const page = await newPage(suite.browser);
+  const known = await askForSignInEmail(page, 'alan@example.com');
+  const mail = await latestMail('alan@example.com');
+  expect(mail.kind).toBe('auth.magic_link');
+  expect(mail.code).toMatch(/^\d{6}$/);
+  const wrong = mail.code === '000000' ? '111111' : '000000';
+  await page.fill('input[name=code]', wrong);
+  await page.click('button[type=submit]');
+  expect(await fieldError(page, 'code')).toMatch(/expired|invalid/i);
+  await page.fill('input[name=code]', mail.code!);
+  await page.click('button[type=submit]');
+  await page.waitForURL('**/workspaces');
+
+  // The link, followed in the browser that asked for it, signs in too.
+  const byLink = await newPage(suite.browser);
+  await askForSignInEmail(byLink, 'edsger@example.com');
+  await byLink.goto((await latestMail('edsger@example.com')).link);
+  await byLink.waitForURL('**/workspaces');
+
+  const stranger = await newPage(suite.browser);
+  expect(await askForSignInEmail(stranger, 'nobody-here@example.com')).toBe(known);
+  expect(await mailCount('nobody-here@example.com')).toBe(0);
+  const created = await db.query('select 1 from auth.users where email = $1', ['nobody-here@example.com']);
+  expect(created.rowCount).toBe(0);
+}, 90_000);
