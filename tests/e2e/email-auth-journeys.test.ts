@@ -171,3 +171,49 @@ test('sign-in by e-mail: a 6-digit code or the link signs in; unknown addresses 
   const created = await db.query('select 1 from auth.users where email = $1', ['nobody-here@example.com']);
   expect(created.rowCount).toBe(0);
 }, 90_000);
+
+test('profile: a new e-mail address takes effect only once both addresses confirm; a new password needs the current one', async () => {
+  const page = await signUpAndConfirm('barbara@example.com', 'first password 1');
+  await page.goto(`${app.url}/settings/profile`);
+
+  // The password: the current one is asked for, and a wrong one changes nothing.
+  await page.fill('input[name=current_password]', 'not my password');
+  await page.fill('input[name=password]', 'second password 2');
+  await page.click('text=Change password');
+  expect(await fieldError(page, 'current_password')).toBe('That is not your current password');
+  await page.fill('input[name=current_password]', 'first password 1');
+  await page.fill('input[name=password]', 'second password 2');
+  await expect(flashAfter(page, () => page.click('text=Change password'))).resolves.toEqual({
+    kind: 'notice',
+    text: 'Password changed',
+  });
+
+  // The e-mail address: confirmation links go to both addresses; the old one stays until then.
+  await page.fill('input[name=email]', 'barbara.liskov@example.com');
+  const sent = await flashAfter(page, () => page.click('text=Change e-mail'));
+  expect(sent.text).toContain('barbara@example.com');
+  expect(sent.text).toContain('barbara.liskov@example.com');
+  await expect(page.textContent('[data-pending-email]')).resolves.toContain('barbara.liskov@example.com');
+  const users = () => db.query('select email from auth.users where email like $1', ['barbara%']);
+  expect((await users()).rows).toEqual([{ email: 'barbara@example.com' }]);
+
+  const toOld = await latestMail('barbara@example.com');
+  const toNew = await latestMail('barbara.liskov@example.com');
+  await expect(flashAfter(page, () => page.goto(toOld.link))).resolves.toEqual({
+    kind: 'notice',
+    text: 'Confirmed; now open the link sent to your other address',
+  });
+  expect((await users()).rows).toEqual([{ email: 'barbara@example.com' }]);
+  await page.goto(toNew.link);
+  await page.waitForURL('**/settings/profile');
+  expect((await users()).rows).toEqual([{ email: 'barbara.liskov@example.com' }]);
+  await expect(page.textContent('main')).resolves.toContain('You sign in with barbara.liskov@example.com');
+
+  // The new address and the new password sign in.
+  const fresh = await newPage(suite.browser);
+  await fresh.goto(`${app.url}/sign-in`);
+  await fresh.fill('input[name=email]', 'barbara.liskov@example.com');
+  await fresh.fill('input[name=password]', 'second password 2');
+  await fresh.click('button[type=submit]');
+  await fresh.waitForURL('**/workspaces');
+}, 90_000);

@@ -15,7 +15,13 @@ export async function GET(request: NextRequest) {
   const next = safeNext(params.get('next'));
   const { config, identity } = services();
   const code = params.get('code');
-  const verifier = await takeVerifier();
+  // The first of two e-mail change confirmations comes back without a code: the verifier is
+  // kept for the second one.
+  if (!code && params.has('message') && !params.has('error')) {
+    await flash('notice', 'Confirmed; now open the link sent to your other address');
+    return NextResponse.redirect(new URL(next, config.appUrl), 303);
+  }
+  const verifier = code ? await takeVerifier() : null;
   if (code && verifier) {
     try {
       const session = await identity.pkceGrant(code, verifier, await requestContext());
