@@ -217,3 +217,32 @@ test('profile: a new e-mail address takes effect only once both addresses confir
   await fresh.click('button[type=submit]');
   await fresh.waitForURL('**/workspaces');
 }, 90_000);
+
+test('an invitation to someone without an account: sign up, confirm from the e-mail, and land back on the invitation', async () => {
+  const owner = await signUpAndConfirm('owner@example.com');
+  await owner.fill('#new-workspace input[name=name]', 'Lovelace Labs');
+  await owner.click('text=Create workspace');
+  await owner.waitForURL((url) => url.pathname.startsWith('/w/'));
+  const slug = new URL(owner.url()).pathname.split('/')[2]!;
+  await owner.goto(`${app.url}/w/${slug}/members`);
+  await owner.fill('input[name=email]', 'hopper@example.com');
+  await flashAfter(owner, () => owner.click('text=Send invitation'));
+  const invitation = await db.query<{ text_body: string }>(
+    `select text_body from internal.outbox where kind = 'invitation' and to_address = 'hopper@example.com'`,
+  );
+  const link = /(https?:\/\/\S+\/invitations\/accept\?token=\w+)/.exec(invitation.rows[0]!.text_body)![1]!;
+
+  const invitee = await newPage(suite.browser);
+  await invitee.goto(link);
+  await invitee.getByRole('link', { name: 'Create an account' }).click();
+  await invitee.fill('input[name=password]', 'correct horse battery');
+  await invitee.click('button[type=submit]');
+  await invitee.waitForSelector('[data-check-email]');
+  await invitee.goto((await latestMail('hopper@example.com')).link);
+  await invitee.waitForURL('**/invitations/accept?token=*');
+  await expect(flashAfter(invitee, () => invitee.click('text=Accept invitation'))).resolves.toEqual({
+    kind: 'notice',
+    text: 'Welcome to the workspace',
+  });
+  await invitee.waitForURL(`**/w/${slug}`);
+}, 90_000);
