@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { isHttpError } from '@/server/http/errors';
 import { fieldErrorsOf } from '@/app/lib/actions';
 import { requestContext } from '@/app/lib/client';
-import { flash } from '@/app/lib/flash';
+import { confirmUrl, startEmailFlow } from '@/app/lib/email-links';
+import type { SentState } from '@/app/actions/email-auth';
 import { emailField } from '@/app/lib/fields';
 import { submittedValues, type FormState } from '@/app/lib/form-state';
 import { readStoredSession, safeNext, services, storeSession, currentUser } from '@/app/lib/session';
@@ -19,7 +20,7 @@ const credentials = z.object({
   next: z.string().optional(),
 });
 
-export async function signUpAction(_state: FormState, form: FormData): Promise<FormState> {
+export async function signUpAction(_state: SentState, form: FormData): Promise<SentState> {
   const values = submittedValues(form);
   const input = credentials.safeParse(Object.fromEntries(form));
   if (!input.success) return { fieldErrors: fieldErrorsOf(input.error), values };
@@ -27,7 +28,13 @@ export async function signUpAction(_state: FormState, form: FormData): Promise<F
   let result: Awaited<ReturnType<typeof identity.signUp>>;
   try {
     result = await identity.signUp(
-      { email: input.data.email, password: input.data.password },
+      {
+        email: input.data.email,
+        password: input.data.password,
+        // Without autoconfirm, the confirmation link comes back here and signs the person in.
+        pkce: await startEmailFlow(),
+        redirectTo: confirmUrl(safeNext(input.data.next)),
+      },
       await requestContext(),
     );
   } catch (error) {
@@ -35,10 +42,8 @@ export async function signUpAction(_state: FormState, form: FormData): Promise<F
     if (/password/i.test(message)) return { fieldErrors: { password: message }, values };
     return { error: message, values };
   }
-  if (!('access_token' in result)) {
-    await flash('notice', 'Check your e-mail to confirm your account');
-    redirect('/sign-in');
-  }
+  // The form then says "check your e-mail" and offers to send the link again.
+  if (!('access_token' in result)) return { sent: true, values };
   await storeSession(result as never);
   redirect(safeNext(input.data.next));
 }

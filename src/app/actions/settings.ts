@@ -6,7 +6,10 @@
 import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { FieldRefusal, fieldErrorsOf, runForm } from '@/app/lib/actions';
-import { idField, newSlugField, slugField, workspaceName } from '@/app/lib/fields';
+import { emailField, idField, newSlugField, slugField, workspaceName } from '@/app/lib/fields';
+import { requestContext } from '@/app/lib/client';
+import { confirmUrl, startEmailFlow } from '@/app/lib/email-links';
+import { verifyAccessToken } from '@/server/identity/access-tokens';
 import { flash } from '@/app/lib/flash';
 import { submittedValues, type FormState } from '@/app/lib/form-state';
 import { isHttpError } from '@/server/http/errors';
@@ -72,16 +75,74 @@ export async function changePasswordAction(_state: FormState, form: FormData): P
   const user = await currentUser();
   if (!user) redirect('/sign-in?next=/settings/profile');
   const input = z
-    .object({ password: z.string().min(1, 'Enter a new password').max(1024, 'Use at most 1024 characters') })
+    .object({
+      current_password: z
+        .string()
+        .min(1, 'Enter your current password')
+        .max(1024, 'Use at most 1024 characters'),
+      password: z.string().min(1, 'Enter a new password').max(1024, 'Use at most 1024 characters'),
+    })
     .safeParse(Object.fromEntries(form));
   if (!input.success) return { fieldErrors: fieldErrorsOf(input.error) };
+  const { identity, signer } = services();
+  // Whoever finds a signed-in screen must not take the account over: the current password is
+  // checked as a sign-in is (with its backoff after failures), and that check's session is
+  // closed at once.
   try {
-    await services().identity.updateCurrentUser(user.claims as never, { password: input.data.password });
+    const check = await identity.passwordGrant(
+      user.email,
+      input.data.current_password,
+      await requestContext(),
+    );
+    const claims = await verifyAccessToken(signer, check.access_token);
+    await identity.signOut(claims, 'local');
+  } catch (error) {
+    const wait = isHttpError(error) && error.status === 429;
+    return {
+      fieldErrors: {
+        current_password: wait ? error.message : 'That is not your current password',
+      },
+    };
+  }
+  try {
+    await identity.updateCurrentUser(user.claims as never, {
+      password: input.data.password,
+      currentPassword: input.data.current_password,
+    });
   } catch (error) {
     const message = isHttpError(error) ? error.message : 'Could not change the password; try again';
     return { fieldErrors: { password: message } };
   }
   await flash('notice', 'Password changed');
+  redirect('/settings/profile');
+}
+
+export async function changeEmailAction(_state: FormState, form: FormData): Promise<FormState> {
+  const user = await currentUser();
+  if (!user) redirect('/sign-in?next=/settings/profile');
+  const values = submittedValues(form);
+  const input = z.object({ email: emailField }).safeParse(Object.fromEntries(form));
+  if (!input.success) return { fieldErrors: fieldErrorsOf(input.error), values };
+  if (input.data.email.toLowerCase() === user.email.toLowerCase()) {
+    return { fieldErrors: { email: 'This is already your e-mail address' }, values };
+  }
+  const { config, identity } = services();
+  try {
+    await identity.updateCurrentUser(user.claims as never, {
+      email: input.data.email,
+      pkce: await startEmailFlow(),
+      redirectTo: confirmUrl('/settings/profile'),
+    });
+  } catch (error) {
+    const message = isHttpError(error) ? error.message : 'Could not change the e-mail address; try again';
+    return { fieldErrors: { email: message }, values };
+  }
+  await flash(
+    'notice',
+    config.authEmail.secureEmailChange
+      ? `We sent confirmation links to ${user.email} and ${input.data.email}; the address changes once both are confirmed`
+      : `We sent a confirmation link to ${input.data.email}; the address changes once it is confirmed`,
+  );
   redirect('/settings/profile');
 }
 

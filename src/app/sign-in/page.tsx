@@ -39,6 +39,13 @@ export default async function SignInPage({
         <Link className="underline" href="/forgot-password">
           Forgot password?
         </Link>
+        {' · '}
+        <Link
+          className="underline"
+          href={next ? `/sign-in/email?next=${encodeURIComponent(next)}` : '/sign-in/email'}
+        >
+          E-mail me a sign-in link or code
+        </Link>
       </p>
     </>
   );

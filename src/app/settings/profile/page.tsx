@@ -1,10 +1,10 @@
-// The signed-in user's profile (display name, avatar URL) and password.
+// The signed-in user's profile (display name, avatar URL), e-mail address and password.
 import { PageHeader } from '@/app/components/page-header';
 import { Avatar } from '@/app/components/ui/avatar';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { myProfile } from '@/app/lib/queries/profile';
-import { requireUser } from '@/app/lib/session';
-import { PasswordForm, ProfileForm } from '@/app/settings/profile/profile-forms';
+import { requireUser, services } from '@/app/lib/session';
+import { EmailForm, PasswordForm, ProfileForm } from '@/app/settings/profile/profile-forms';
 import { getRuntime } from '@/server/runtime';
 
 export const dynamic = 'force-dynamic';
@@ -14,6 +14,8 @@ export default async function ProfilePage() {
   const user = await requireUser('/settings/profile');
   const profile = await myProfile(user);
   const name = profile.displayName || profile.email;
+  const account = await services().identity.currentUser(user.claims as never);
+  const pendingEmail = typeof account.new_email === 'string' ? account.new_email : null;
   return (
     <>
       <PageHeader title="Profile" description="How you appear to your teammates, and how you sign in." />
@@ -30,6 +32,15 @@ export default async function ProfilePage() {
           </CardHeader>
           <CardContent>
             <ProfileForm profile={profile} />
+          </CardContent>
+        </Card>
+        <Card aria-labelledby="email-address">
+          <CardHeader>
+            <CardTitle id="email-address">E-mail address</CardTitle>
+            <CardDescription>You sign in with {user.email}.</CardDescription>
+          </CardHeader>
+          <CardContent>
+            <EmailForm email={user.email} pending={pendingEmail} />
           </CardContent>
         </Card>
         <Card aria-labelledby="password">

@@ -1,8 +1,8 @@
 'use client';
-// The profile page's forms: name and picture, and the password. Errors appear under their
+// The profile page's forms: name and picture, the e-mail address, and the password. Errors appear under their
 // fields with the input kept; each button says what it is doing while it runs.
 import { useActionState } from 'react';
-import { changePasswordAction, updateProfileAction } from '@/app/actions/settings';
+import { changeEmailAction, changePasswordAction, updateProfileAction } from '@/app/actions/settings';
 import { Field, FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 import { initialFormState } from '@/app/lib/form-state';
@@ -47,6 +47,14 @@ export function PasswordForm({ minLength }: { minLength: number }) {
     <form action={action} className="grid max-w-xl gap-4" noValidate>
       <FormError>{state.error}</FormError>
       <Field
+        label="Current password"
+        name="current_password"
+        type="password"
+        autoComplete="current-password"
+        required
+        error={state.fieldErrors?.current_password}
+      />
+      <Field
         label="New password"
         name="password"
         type="password"
@@ -58,6 +66,34 @@ export function PasswordForm({ minLength }: { minLength: number }) {
       />
       <div>
         <SubmitButton pendingText="Changing…">Change password</SubmitButton>
+      </div>
+    </form>
+  );
+}
+
+export function EmailForm({ email, pending }: { email: string; pending: string | null }) {
+  const [state, action] = useActionState(changeEmailAction, initialFormState);
+  return (
+    <form action={action} className="grid max-w-xl gap-4" noValidate>
+      <FormError>{state.error}</FormError>
+      {pending ? (
+        <p className="text-sm" data-pending-email>
+          Waiting for confirmation of <span className="font-medium">{pending}</span>. Until then you sign in
+          with {email}.
+        </p>
+      ) : null}
+      <Field
+        label="New e-mail address"
+        name="email"
+        type="email"
+        autoComplete="email"
+        required
+        defaultValue={state.values?.email ?? ''}
+        error={state.fieldErrors?.email}
+        hint="We e-mail a confirmation link; your address changes only once it is confirmed."
+      />
+      <div>
+        <SubmitButton pendingText="Sending…">Change e-mail</SubmitButton>
       </div>
     </form>
   );

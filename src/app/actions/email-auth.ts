@@ -1,0 +1,125 @@
+'use server';
+// Server actions for the e-mailed flows: asking for a password reset, setting the new password,
+// sending a sign-in link and code, entering that code, and resending a sign-up confirmation.
+// Answers never tell whether an address has an account; e-mailed links come back through
+// /auth/confirm with a PKCE code (lib/email-links.ts).
+import { redirect } from 'next/navigation';
+import { z } from 'zod';
+import { isHttpError } from '@/server/http/errors';
+import { fieldErrorsOf } from '@/app/lib/actions';
+import { requestContext } from '@/app/lib/client';
+import { confirmUrl, startEmailFlow } from '@/app/lib/email-links';
+import { emailField } from '@/app/lib/fields';
+import { flash } from '@/app/lib/flash';
+import { submittedValues, type FormState } from '@/app/lib/form-state';
+import { currentUser, safeNext, services, storeSession } from '@/app/lib/session';
+
+/** A form whose request went out: the page then says so (and, for a code, asks for it). */
+export interface SentState extends FormState {
+  sent?: boolean;
+}
+
+const emailOnly = z.object({ email: emailField, next: z.string().optional() });
+
+export async function requestPasswordResetAction(_state: SentState, form: FormData): Promise<SentState> {
+  const values = submittedValues(form);
+  const input = emailOnly.safeParse(Object.fromEntries(form));
+  if (!input.success) return { fieldErrors: fieldErrorsOf(input.error), values };
+  try {
+    await services().identity.recover({
+      email: input.data.email,
+      pkce: await startEmailFlow(),
+      redirectTo: confirmUrl('/reset-password'),
+    });
+  } catch (error) {
+    // Only a wait (429) is worth telling; it is the same for every address.
+    return { error: isHttpError(error) ? error.message : 'Could not send the e-mail; try again', values };
+  }
+  return { sent: true, values };
+}
+
+export async function setNewPasswordAction(_state: FormState, form: FormData): Promise<FormState> {
+  const user = await currentUser();
+  if (!user) redirect('/forgot-password');
+  const input = z
+    .object({ password: z.string().min(1, 'Enter a new password').max(1024, 'Use at most 1024 characters') })
+    .safeParse(Object.fromEntries(form));
+  if (!input.success) return { fieldErrors: fieldErrorsOf(input.error) };
+  try {
+    await services().identity.updateCurrentUser(user.claims as never, { password: input.data.password });
+  } catch (error) {
+    const message = isHttpError(error) ? error.message : 'Could not set the password; try again';
+    return { fieldErrors: { password: message } };
+  }
+  await flash('notice', 'Password set; you are signed in');
+  redirect('/workspaces');
+}
+
+export async function requestSignInCodeAction(_state: SentState, form: FormData): Promise<SentState> {
+  const values = submittedValues(form);
+  const input = emailOnly.safeParse(Object.fromEntries(form));
+  if (!input.success) return { fieldErrors: fieldErrorsOf(input.error), values };
+  try {
+    await services().identity.signInWithOtp(
+      {
+        email: input.data.email,
+        createUser: false,
+        data: {},
+        pkce: await startEmailFlow(),
+        redirectTo: confirmUrl(safeNext(input.data.next)),
+      },
+      await requestContext(),
+    );
+  } catch (error) {
+    // An unknown address (otp_disabled) is answered like a known one: no enumeration.
+    if (!(isHttpError(error) && error.code === 'otp_disabled')) {
+      return { error: isHttpError(error) ? error.message : 'Could not send the e-mail; try again', values };
+    }
+  }
+  return { sent: true, values };
+}
+
+export async function verifySignInCodeAction(_state: SentState, form: FormData): Promise<SentState> {
+  const values = submittedValues(form);
+  const input = z
+    .object({
+      email: emailField,
+      code: z
+        .string({ error: 'Enter the code from the e-mail' })
+        .trim()
+        .regex(/^\d{6,10}$/, 'Enter the 6-digit code from the e-mail'),
+      next: z.string().optional(),
+    })
+    .safeParse(Object.fromEntries(form));
+  if (!input.success) return { sent: true, fieldErrors: fieldErrorsOf(input.error), values };
+  let session;
+  try {
+    session = await services().identity.verifyPost(
+      { type: 'email', email: input.data.email, token: input.data.code },
+      await requestContext(),
+    );
+  } catch (error) {
+    const message = isHttpError(error) ? error.message : 'Could not check the code; try again';
+    return { sent: true, fieldErrors: { code: message }, values };
+  }
+  if (!('access_token' in session)) return { sent: true, error: 'That code cannot sign you in', values };
+  await storeSession(session as never);
+  redirect(safeNext(input.data.next));
+}
+
+export async function resendConfirmationAction(_state: SentState, form: FormData): Promise<SentState> {
+  const values = submittedValues(form);
+  const input = emailOnly.safeParse(Object.fromEntries(form));
+  if (!input.success) return { fieldErrors: fieldErrorsOf(input.error), values };
+  try {
+    await services().identity.resend({
+      type: 'signup',
+      email: input.data.email,
+      pkce: await startEmailFlow(),
+      redirectTo: confirmUrl(safeNext(input.data.next)),
+    });
+  } catch (error) {
+    return { error: isHttpError(error) ? error.message : 'Could not send the e-mail; try again', values };
+  }
+  return { sent: true, values };
+}

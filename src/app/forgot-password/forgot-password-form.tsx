@@ -1,0 +1,43 @@
+'use client';
+// The password-reset request: once sent, the form gives way to the same answer for every address
+// ("If an account exists, we sent a link"); the button says "Sending…" while the request runs.
+import { MailCheck } from 'lucide-react';
+import { useActionState } from 'react';
+import { requestPasswordResetAction, type SentState } from '@/app/actions/email-auth';
+import { Field, FormError } from '@/app/components/ui/field';
+import { SubmitButton } from '@/app/components/ui/submit-button';
+
+export function ForgotPasswordForm() {
+  const [state, action] = useActionState(requestPasswordResetAction, {} as SentState);
+  if (state.sent) {
+    return (
+      <div className="text-center" role="status" data-sent>
+        <span className="mx-auto mb-4 inline-flex size-10 items-center justify-center rounded-full bg-muted">
+          <MailCheck className="size-5 text-muted-foreground" aria-hidden="true" />
+        </span>
+        <p className="font-medium">If an account exists for {state.values?.email}, we sent a link.</p>
+        <p className="mt-2 text-sm text-muted-foreground">
+          Open it in this browser within an hour to set a new password. Nothing arrived? Check your spam
+          folder.
+        </p>
+      </div>
+    );
+  }
+  return (
+    <form action={action} className="grid grid-cols-1 gap-4" noValidate>
+      <FormError>{state.error}</FormError>
+      <Field
+        label="E-mail"
+        name="email"
+        type="email"
+        autoComplete="email"
+        required
+        defaultValue={state.values?.email ?? ''}
+        error={state.fieldErrors?.email}
+      />
+      <SubmitButton pendingText="Sending…" className="w-full">
+        Send reset link
+      </SubmitButton>
+    </form>
+  );
+}

@@ -1,0 +1,29 @@
+'use client';
+// The new password, with the refusal (too short, too weak) under the field.
+import { useActionState } from 'react';
+import { setNewPasswordAction } from '@/app/actions/email-auth';
+import { Field, FormError } from '@/app/components/ui/field';
+import { SubmitButton } from '@/app/components/ui/submit-button';
+import { initialFormState } from '@/app/lib/form-state';
+
+export function NewPasswordForm({ minLength }: { minLength: number }) {
+  const [state, action] = useActionState(setNewPasswordAction, initialFormState);
+  return (
+    <form action={action} className="grid grid-cols-1 gap-4" noValidate>
+      <FormError>{state.error}</FormError>
+      <Field
+        label="New password"
+        name="password"
+        type="password"
+        autoComplete="new-password"
+        minLength={minLength}
+        required
+        error={state.fieldErrors?.password}
+        hint={`At least ${minLength} characters.`}
+      />
+      <SubmitButton pendingText="Saving…" className="w-full">
+        Set password and continue
+      </SubmitButton>
+    </form>
+  );
+}

@@ -1,0 +1,26 @@
+// Setting a new password after following a reset link: the link has already signed the person
+// in (a recovery session, which needs no current password); without a session, back to the
+// request form.
+import { redirect } from 'next/navigation';
+import { NewPasswordForm } from '@/app/reset-password/new-password-form';
+import { currentUser } from '@/app/lib/session';
+import { getRuntime } from '@/server/runtime';
+
+export const dynamic = 'force-dynamic';
+export const metadata = { title: 'Set a new password' };
+
+export default async function ResetPasswordPage() {
+  const user = await currentUser();
+  if (!user) redirect('/forgot-password');
+  return (
+    <>
+      <div className="mb-8 text-center">
+        <h1 className="text-2xl font-semibold tracking-tight">Set a new password</h1>
+        <p className="mt-2 text-sm text-muted-foreground">For {user.email}.</p>
+      </div>
+      <div className="rounded-lg border bg-card p-6 shadow-xs">
+        <NewPasswordForm minLength={getRuntime().config.minPasswordLength} />
+      </div>
+    </>
+  );
+}
