@@ -381,6 +381,8 @@ function pages(): { name: string; path: string; as: 'owner' | 'visitor' }[] {
     { name: 'sign-in', path: '/sign-in', as: 'visitor' },
     { name: 'sign-up', path: '/sign-up', as: 'visitor' },
     { name: 'forgot-password', path: '/forgot-password', as: 'visitor' },
+    { name: 'sign-in-by-email', path: '/sign-in/email', as: 'visitor' },
+    { name: 'reset-password-signed-out', path: '/reset-password', as: 'visitor' },
     { name: 'invitation-signed-out', path: invitationLink.replace(suite.app.url, ''), as: 'visitor' },
     { name: 'invitation-invalid', path: '/invitations/accept?token=nothing', as: 'visitor' },
     { name: 'not-found', path: '/w/nothing-here', as: 'owner' },
