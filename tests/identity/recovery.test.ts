@@ -5,6 +5,7 @@
 import { createServerClient } from '@supabase/ssr';
 import ws from 'ws';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { EMAIL_REQUEST_FLOOR_MS } from '../../src/server/identity/uniform-timing.js';
 import { startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 
@@ -198,4 +199,29 @@ test('@supabase/ssr: the recovery link lands with ?code= and exchangeCodeForSess
   expect(events).toContain('PASSWORD_RECOVERY');
   expect((await ssr.auth.updateUser({ password: NEW })).error).toBeNull();
   expect((await signIn(email, NEW)).error).toBeNull();
+});
+
+test('known and unknown addresses take the same time: every e-mail request and sign-up answers after the floor', async () => {
+  const floor = EMAIL_REQUEST_FLOOR_MS;
+  const timed = async (path: string, body: Record<string, unknown>) => {
+    const started = performance.now();
+    const res = await call(server, 'POST', path, { body });
+    return { status: res.status, ms: performance.now() - started };
+  };
+  const known = await confirmedUser();
+  const samples: { status: number; ms: number }[] = [];
+  for (const email of [known, uniqueEmail('ghost')]) {
+    await allowAgain();
+    samples.push(await timed('/auth/v1/recover', { email }));
+    samples.push(await timed('/auth/v1/recover', { email })); // refused by the frequency limit
+    await allowAgain();
+    samples.push(await timed('/auth/v1/otp', { email, create_user: false }));
+    await allowAgain();
+    samples.push(await timed('/auth/v1/resend', { type: 'signup', email }));
+    await allowAgain();
+    samples.push(await timed('/auth/v1/signup', { email, password: 'some password here' }));
+  }
+  // Without the floor a known address took ~16 ms and an unknown one ~12 ms (median, measured).
+  for (const sample of samples) expect(sample.ms).toBeGreaterThanOrEqual(floor - 1);
+  expect(new Set(samples.map((s) => s.status)).size).toBeGreaterThan(1);
 });

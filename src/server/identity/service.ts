@@ -10,6 +10,7 @@ import * as otpFlow from './flows/otp.js';
 import * as signup from './flows/signup.js';
 import * as recoverFlow from './flows/recover.js';
 import * as resendFlow from './flows/resend.js';
+import { atLeast, EMAIL_REQUEST_FLOOR_MS } from './uniform-timing.js';
 import * as grants from './flows/token-grants.js';
 import * as user from './flows/user.js';
 import * as verify from './flows/verify.js';
@@ -63,6 +64,9 @@ export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner
 }
 
 export class IdentityService {
+  /** "E-mail me" requests (recover, otp, resend, sign-up awaiting confirmation) answer no sooner than this. */
+  readonly emailRequestFloorMs = EMAIL_REQUEST_FLOOR_MS;
+
   constructor(readonly deps: IdentityDeps) {}
 
   passwordGrant(email: string, password: string, context: RequestContext): Promise<TokenResponse> {
@@ -78,7 +82,10 @@ export class IdentityService {
   }
 
   signUp(input: signup.SignUpInput, context: RequestContext) {
-    return signup.signUp(this.deps, input, context);
+    // Without autoconfirm a sign-up must not tell a registered address from a new one, by its
+    // answer (GoTrue's obfuscated user) or by its time.
+    if (this.deps.settings.autoconfirm) return signup.signUp(this.deps, input, context);
+    return atLeast(this.emailRequestFloorMs, () => signup.signUp(this.deps, input, context));
   }
 
   verifyPost(input: verify.VerifyInput, context: RequestContext) {
@@ -91,15 +98,15 @@ export class IdentityService {
   }
 
   resend(input: resendFlow.ResendInput) {
-    return resendFlow.resend(this.deps, input);
+    return atLeast(this.emailRequestFloorMs, () => resendFlow.resend(this.deps, input));
   }
 
   signInWithOtp(input: otpFlow.OtpInput, context: RequestContext) {
-    return otpFlow.signInWithOtp(this.deps, input, context);
+    return atLeast(this.emailRequestFloorMs, () => otpFlow.signInWithOtp(this.deps, input, context));
   }
 
   recover(input: recoverFlow.RecoverInput) {
-    return recoverFlow.recover(this.deps, input);
+    return atLeast(this.emailRequestFloorMs, () => recoverFlow.recover(this.deps, input));
   }
 
   currentUser(claims: AccessTokenClaims) {
