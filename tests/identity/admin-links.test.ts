@@ -4,7 +4,7 @@
 // auth.admin.inviteUserByEmail creates the invited account and e-mails the invitation, whose link
 // signs the invitee in to set a password. Only the service role may call either.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
+import { followVerifyLink, startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -38,12 +38,7 @@ async function confirmedUser(): Promise<string> {
   return email;
 }
 
-async function follow(link: string): Promise<URL> {
-  const url = new URL(link);
-  const res = await fetch(`${server.url}${url.pathname}${url.search}`, { redirect: 'manual' });
-  expect(res.status).toBe(303);
-  return new URL(res.headers.get('location')!);
-}
+const follow = (link: string) => followVerifyLink(server, link);
 
 const signIn = (email: string, password = PASSWORD) =>
   server.client().auth.signInWithPassword({ email, password });

@@ -4,7 +4,12 @@
 // makes the new address the account's. Until then the old address signs in and the new one does
 // not. Hostile cases: a taken address, replaced and reused links, codes against another address.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
+import {
+  allowAnotherEmail,
+  followVerifyLink,
+  startAuthMailbox,
+  type AuthMailbox,
+} from '../support/auth-mail.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -29,8 +34,7 @@ afterAll(async () => {
 let counter = 0;
 const uniqueEmail = (label = 'chg') => `${label}${++counter}-${Date.now()}@example.com`;
 const PASSWORD = 'correct horse battery';
-const allowAgain = () =>
-  server.pool.query(`update internal.mail_frequency set sent_at = now() - interval '61 seconds'`);
+const allowAgain = () => allowAnotherEmail(server);
 
 async function signedInUser() {
   const email = uniqueEmail();
@@ -43,12 +47,7 @@ async function signedInUser() {
   return { email, supabase };
 }
 
-async function follow(link: string): Promise<URL> {
-  const url = new URL(link);
-  const res = await fetch(`${server.url}${url.pathname}${url.search}`, { redirect: 'manual' });
-  expect(res.status).toBe(303);
-  return new URL(res.headers.get('location')!);
-}
+const follow = (link: string) => followVerifyLink(server, link);
 
 const signIn = (email: string) => server.client().auth.signInWithPassword({ email, password: PASSWORD });
 

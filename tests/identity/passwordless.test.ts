@@ -6,7 +6,12 @@
 import { createServerClient } from '@supabase/ssr';
 import ws from 'ws';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
+import {
+  allowAnotherEmail,
+  followVerifyLink,
+  startAuthMailbox,
+  type AuthMailbox,
+} from '../support/auth-mail.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -30,8 +35,7 @@ afterAll(async () => {
 let counter = 0;
 const uniqueEmail = (label = 'otp') => `${label}${++counter}-${Date.now()}@example.com`;
 const PASSWORD = 'correct horse battery';
-const allowAgain = () =>
-  server.pool.query(`update internal.mail_frequency set sent_at = now() - interval '61 seconds'`);
+const allowAgain = () => allowAnotherEmail(server);
 
 async function confirmedUser(): Promise<string> {
   const email = uniqueEmail();
@@ -42,12 +46,7 @@ async function confirmedUser(): Promise<string> {
   return email;
 }
 
-async function follow(link: string): Promise<URL> {
-  const url = new URL(link);
-  const res = await fetch(`${server.url}${url.pathname}${url.search}`, { redirect: 'manual' });
-  expect(res.status).toBe(303);
-  return new URL(res.headers.get('location')!);
-}
+const follow = (link: string) => followVerifyLink(server, link);
 
 test('signInWithOtp: one e-mail with a link and a code; the link signs in (type magiclink)', async () => {
   const email = await confirmedUser();

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServerClient } from '@supabase/ssr';
 import ws from 'ws';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
+import { followVerifyLink, startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -48,12 +48,7 @@ function ssrClient() {
   return { client, jar };
 }
 
-async function follow(link: string): Promise<URL> {
-  const url = new URL(link);
-  const res = await fetch(`${server.url}${url.pathname}${url.search}`, { redirect: 'manual' });
-  expect(res.status).toBe(303);
-  return new URL(res.headers.get('location')!);
-}
+const follow = (link: string) => followVerifyLink(server, link);
 
 test('@supabase/ssr: signUp, the e-mail link lands with ?code=, exchangeCodeForSession signs in', async () => {
   const email = uniqueEmail();

@@ -4,7 +4,7 @@
 // reauthentication_not_valid), every change names the current password (400
 // current_password_required / current_password_invalid), except in a recovery session.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
+import { allowAnotherEmail, startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -29,8 +29,7 @@ let counter = 0;
 const uniqueEmail = () => `reauth${++counter}-${Date.now()}@example.com`;
 const OLD = 'the old password';
 const NEW = 'a brand new password';
-const allowAgain = () =>
-  server.pool.query(`update internal.mail_frequency set sent_at = now() - interval '61 seconds'`);
+const allowAgain = () => allowAnotherEmail(server);
 
 async function signedInUser() {
   const email = uniqueEmail();

@@ -6,7 +6,12 @@ import { createServerClient } from '@supabase/ssr';
 import ws from 'ws';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { EMAIL_REQUEST_FLOOR_MS } from '../../src/server/identity/uniform-timing.js';
-import { startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
+import {
+  allowAnotherEmail,
+  followVerifyLink,
+  startAuthMailbox,
+  type AuthMailbox,
+} from '../support/auth-mail.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -32,8 +37,7 @@ const uniqueEmail = (label = 'rec') => `${label}${++counter}-${Date.now()}@examp
 const OLD = 'the old password';
 const NEW = 'a brand new password';
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString());
-const allowAgain = () =>
-  server.pool.query(`update internal.mail_frequency set sent_at = now() - interval '61 seconds'`);
+const allowAgain = () => allowAnotherEmail(server);
 
 async function confirmedUser(): Promise<string> {
   const email = uniqueEmail();
@@ -44,12 +48,7 @@ async function confirmedUser(): Promise<string> {
   return email;
 }
 
-async function follow(link: string): Promise<URL> {
-  const url = new URL(link);
-  const res = await fetch(`${server.url}${url.pathname}${url.search}`, { redirect: 'manual' });
-  expect(res.status).toBe(303);
-  return new URL(res.headers.get('location')!);
-}
+const follow = (link: string) => followVerifyLink(server, link);
 
 const signIn = (email: string, password: string) =>
   server.client().auth.signInWithPassword({ email, password });

@@ -5,6 +5,8 @@
 import { createLogger } from '../../src/server/logger.js';
 import { MailDelivery } from '../../src/server/mail/delivery.js';
 import type { Pool } from '../../src/server/db/pool.js';
+import { expect } from 'vitest';
+import type { TestServer } from './server.js';
 import { startTestSmtp, type ReceivedMail, type TestSmtp } from './smtp.js';
 
 export interface AuthMail {
@@ -126,4 +128,20 @@ export async function startAuthMailbox(pool: Pool): Promise<AuthMailbox> {
       await smtp.close();
     },
   };
+}
+
+/**
+ * Follows an e-mailed /auth/v1/verify link on the test server (links carry AUTH_URL, which a test
+ * cannot know in advance) and returns where its 303 sends the browser.
+ */
+export async function followVerifyLink(server: TestServer, link: string): Promise<URL> {
+  const url = new URL(link);
+  const res = await fetch(`${server.url}${url.pathname}${url.search}`, { redirect: 'manual' });
+  expect(res.status).toBe(303);
+  return new URL(res.headers.get('location')!);
+}
+
+/** Lets every address be sent another e-mail now, as if the one-a-minute wait were over. */
+export function allowAnotherEmail(server: TestServer) {
+  return server.pool.query(`update internal.mail_frequency set sent_at = now() - interval '61 seconds'`);
 }

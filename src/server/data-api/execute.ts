@@ -56,7 +56,9 @@ export function prepare(
   limits: RequestLimits = UNBOUNDED,
 ): Prepared {
   checkFilterInputs(request, limits);
-  const prepared = prepareStatement(schema, request, body, new Bounds(limits));
+  const bounds = new Bounds(limits);
+  // Every statement measures its body against the same limit, so the limit is recorded once here.
+  const prepared = { ...prepareStatement(schema, request, body, bounds), ...bounds.body };
   return expectsOne(request, prepared.shape) ? { ...prepared, expectOne: true } : prepared;
 }
 
@@ -82,7 +84,6 @@ function prepareStatement(schema: Schema, request: ApiRequest, body: unknown, bo
     representation: request.prefer.return === 'representation',
     ...bounds.body,
   };
-  const guarded = { ...bounds.body };
 
   if (request.target.kind === 'rpc') return prepareCall(schema, request, body, readOnly, counted, bounds);
 
@@ -92,7 +93,7 @@ function prepareStatement(schema: Schema, request: ApiRequest, body: unknown, bo
     case 'HEAD': {
       const plan = bounds.read(planRead(schema, request, table));
       const query = readQuery(plan, { single: request.single, count: counted, ...bounds.body });
-      return { query, readOnly, shape: { kind: 'rows', counted }, ...guarded };
+      return { query, readOnly, shape: { kind: 'rows', counted } };
     }
     case 'POST': {
       const plan = planInsert(request, table, body);
@@ -101,7 +102,6 @@ function prepareStatement(schema: Schema, request: ApiRequest, body: unknown, bo
         query: insertQuery(plan, items, options),
         readOnly,
         shape: { kind: 'write', created: true, merge: plan.conflict?.action === 'merge' },
-        ...guarded,
       };
     }
     case 'PATCH': {
@@ -111,7 +111,6 @@ function prepareStatement(schema: Schema, request: ApiRequest, body: unknown, bo
         query: updateQuery(plan, read.where, bounds.items(read.items), options),
         readOnly,
         shape: { kind: 'write', created: false },
-        ...guarded,
       };
     }
     case 'DELETE': {
@@ -121,7 +120,6 @@ function prepareStatement(schema: Schema, request: ApiRequest, body: unknown, bo
         query: deleteQuery(table.name, read.where, bounds.items(read.items), options),
         readOnly,
         shape: { kind: 'write', created: false },
-        ...guarded,
       };
     }
   }
@@ -135,7 +133,6 @@ function prepareCall(
   counted: boolean,
   bounds: Bounds,
 ): Prepared {
-  const guarded = { ...bounds.body };
   let provided: Map<string, unknown>;
   if (readOnly) {
     provided = new Map(request.rpcQueryArgs);
@@ -162,7 +159,7 @@ function prepareCall(
       source: { kind: 'function', call, columns },
     });
     const query = readQuery(plan, { single: request.single, count: counted, ...bounds.body });
-    return { query, readOnly, shape: { kind: 'rows', counted }, ...guarded };
+    return { query, readOnly, shape: { kind: 'rows', counted } };
   }
   if (request.filters.length > 0 || request.order.length > 0) {
     throw new HttpError(400, `public.${fn.name} does not return rows, so it cannot be filtered or ordered`, {
@@ -174,13 +171,11 @@ function prepareCall(
       query: scalarSetCallQuery(call, bounds.body),
       readOnly,
       shape: { kind: 'value', void: false },
-      ...guarded,
     };
   return {
     query: scalarCallQuery(call, bounds.body),
     readOnly,
     shape: { kind: 'value', void: fn.returnsVoid },
-    ...guarded,
   };
 }
 
