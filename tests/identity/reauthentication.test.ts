@@ -68,6 +68,22 @@ test('a recent session changes the password with the current one; without or wit
   expect(await canSignIn(email, OLD)).toBe(false);
 });
 
+test('guessing the current password is slowed like guessing at sign-in, and changes nothing', async () => {
+  const { email, supabase } = await signedInUser();
+  const codes: (string | undefined)[] = [];
+  for (let i = 0; i < 6; i++) {
+    const guess = await supabase.auth.updateUser({ password: NEW, current_password: `guess ${i}` });
+    codes.push(guess.error?.code);
+  }
+  // Five failures from this address, then it must wait (RATE_LIMIT_SIGNIN_FAILURES, default 5).
+  expect(codes.slice(0, 5)).toEqual(Array(5).fill('current_password_invalid'));
+  expect(codes[5]).toBe('over_request_rate_limit');
+  const right = await supabase.auth.updateUser({ password: NEW, current_password: OLD });
+  expect(right.error?.status).toBe(429);
+  await server.pool.query('delete from internal.sign_in_failures where email = $1', [email]);
+  expect(await canSignIn(email, OLD)).toBe(true);
+});
+
 test('a session older than 24 hours needs the e-mailed nonce: needed, wrong, then accepted once', async () => {
   const { email, supabase } = await signedInUser();
   await ageSessions(email);

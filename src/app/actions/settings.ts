@@ -9,7 +9,6 @@ import { FieldRefusal, fieldErrorsOf, runForm } from '@/app/lib/actions';
 import { emailField, idField, newSlugField, slugField, workspaceName } from '@/app/lib/fields';
 import { requestContext } from '@/app/lib/client';
 import { confirmUrl, startEmailFlow } from '@/app/lib/email-links';
-import { verifyAccessToken } from '@/server/identity/access-tokens';
 import { flash } from '@/app/lib/flash';
 import { submittedValues, type FormState } from '@/app/lib/form-state';
 import { isHttpError } from '@/server/http/errors';
@@ -84,32 +83,23 @@ export async function changePasswordAction(_state: FormState, form: FormData): P
     })
     .safeParse(Object.fromEntries(form));
   if (!input.success) return { fieldErrors: fieldErrorsOf(input.error) };
-  const { identity, signer } = services();
-  // Whoever finds a signed-in screen must not take the account over: the current password is
-  // checked as a sign-in is (with its backoff after failures), and that check's session is
-  // closed at once.
-  try {
-    const check = await identity.passwordGrant(
-      user.email,
-      input.data.current_password,
-      await requestContext(),
-    );
-    const claims = await verifyAccessToken(signer, check.access_token);
-    await identity.signOut(claims, 'local');
-  } catch (error) {
-    const wait = isHttpError(error) && error.status === 429;
-    return {
-      fieldErrors: {
-        current_password: wait ? error.message : 'That is not your current password',
-      },
-    };
-  }
+  const { identity } = services();
+  // Whoever finds a signed-in screen must not take the account over: the service checks the
+  // current password as a sign-in is checked, with its backoff after failures.
   try {
     await identity.updateCurrentUser(user.claims as never, {
       password: input.data.password,
       currentPassword: input.data.current_password,
+      requireCurrentPassword: true,
+      address: (await requestContext()).ip,
     });
   } catch (error) {
+    if (isHttpError(error) && error.status === 429) {
+      return { fieldErrors: { current_password: error.message } };
+    }
+    if (isHttpError(error) && error.code === 'current_password_invalid') {
+      return { fieldErrors: { current_password: 'That is not your current password' } };
+    }
     const message = isHttpError(error) ? error.message : 'Could not change the password; try again';
     return { fieldErrors: { password: message } };
   }

@@ -301,6 +301,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
         ...(input.password !== undefined ? { password: input.password } : {}),
         ...(input.data !== undefined ? { data: input.data } : {}),
         currentPassword: input.current_password,
+        address: requestContext(c, deps.trustProxy).ip,
         nonce: input.nonce,
         pkce,
         ...redirectInput(c),

@@ -6,6 +6,7 @@ import type { AccessTokenClaims } from '../access-tokens.js';
 import { sendEmailAction, sendEmailChange } from '../email-actions.js';
 import { authError, errors } from '../errors.js';
 import { consumeByOtp } from '../one-time-tokens.js';
+import { beginPasswordSignIn, passwordWasRight } from '../sign-in-backoff.js';
 import { hashPassword, verifyPassword } from '../passwords.js';
 import type { PkceChallenge } from '../pkce.js';
 import { chooseRedirect } from '../redirects.js';
@@ -24,8 +25,12 @@ export async function currentUser(
 export interface UserUpdate {
   email?: string;
   password?: string;
-  /** the current password, when REQUIRE_CURRENT_PASSWORD asks for it */
+  /** the current password, when REQUIRE_CURRENT_PASSWORD (or requireCurrentPassword) asks for it */
   currentPassword?: string | null | undefined;
+  /** ask for the current password whatever REQUIRE_CURRENT_PASSWORD says (the web app always does) */
+  requireCurrentPassword?: boolean;
+  /** the client's address: wrong current passwords count towards the sign-in backoff */
+  address?: string | null;
   /** the reauthentication code, when SECURE_PASSWORD_CHANGE asks for it */
   nonce?: string | null | undefined;
   data?: Record<string, unknown>;
@@ -43,8 +48,8 @@ const CURRENT_PASSWORD_MESSAGE = 'Current password required when setting new pas
 /**
  * The proofs GoTrue asks of a password change, in its order: with SECURE_PASSWORD_CHANGE, a
  * session older than 24 hours must bring the e-mailed reauthentication code (used up, even if the
- * change then fails, as GoTrue does); with REQUIRE_CURRENT_PASSWORD, the current
- * password, except in a recovery session (whoever forgot it cannot give it).
+ * change then fails, as GoTrue does); with REQUIRE_CURRENT_PASSWORD (or when the caller asks), the
+ * current password, except in a recovery session (whoever forgot it cannot give it).
  */
 async function checkPasswordChangeProofs(
   deps: IdentityDeps,
@@ -79,15 +84,22 @@ async function checkPasswordChangeProofs(
       }
     }
   }
-  if (settings.requireCurrentPassword && !claims.amr.some((entry) => entry.method === 'recovery')) {
+  const required = settings.requireCurrentPassword || input.requireCurrentPassword === true;
+  if (required && !claims.amr.some((entry) => entry.method === 'recovery')) {
     const user = await requireLiveUser(deps.pool, claims);
-    if (user.encrypted_password) {
+    if (user.encrypted_password && user.email) {
       if (!input.currentPassword) {
         throw authError(400, 'current_password_required', CURRENT_PASSWORD_MESSAGE);
       }
+      // Guessing the current password from a signed-in screen is guessing a password: it goes
+      // through the sign-in backoff (counted as a failure until it proves right).
+      const email = normalizeEmail(user.email);
+      const attempt = await beginPasswordSignIn(deps.pool, email, input.address ?? null, settings.rateLimits);
+      if (attempt.kind === 'wait') throw errors.signInWait(attempt.retryAfterSeconds);
       if (!(await verifyPassword(user.encrypted_password, input.currentPassword))) {
         throw authError(400, 'current_password_invalid', CURRENT_PASSWORD_MESSAGE);
       }
+      await passwordWasRight(deps.pool, email, input.address ?? null);
     }
   }
 }
