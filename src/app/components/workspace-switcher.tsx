@@ -59,7 +59,8 @@ export function WorkspaceSwitcher({
           <p className="px-2 py-1.5 text-sm text-muted-foreground">None yet</p>
         ) : (
           workspaces.map((w) => (
-            <DropdownMenuItem key={w.slug} asChild>
+            // The mark's initial is part of the item's text; type-ahead should match the name alone.
+            <DropdownMenuItem key={w.slug} asChild textValue={w.name}>
               <Link href={`/w/${w.slug}`} aria-current={w.slug === current?.slug ? 'true' : undefined}>
                 <Mark name={w.name} className="size-5 text-[0.625rem]" />
                 <span className="min-w-0 flex-1 truncate">{w.name}</span>
