@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { plansSchema, type Plan } from './billing/plans.js';
 import { loadAuthMailTemplates, type AuthMailTemplates } from './identity/mail-templates.js';
 import { createRedirectPolicy } from './identity/redirects.js';
+import { generateDevKeys, parseKeySet, type TokenKeySet } from './identity/signing-keys.js';
 
 /** Local mode = no DATABASE_URL: embedded Postgres and generated secrets. Production = everything explicit. */
 export type Mode = 'local' | 'production';
@@ -70,6 +71,10 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   jwtSecret: string;
+  /** JWT_KEYS: the asymmetric (or kid-named HS256) keys; null = tokens are HS256 with JWT_SECRET */
+  jwtKeys: TokenKeySet | null;
+  /** HS256 tokens signed with JWT_SECRET are still accepted (the rotation window) */
+  jwtSecretAccepted: boolean;
   jwtIssuer: string;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
@@ -179,6 +184,8 @@ const envSchema = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   JWT_ISSUER: z.string().min(1).optional(),
+  JWT_KEYS: z.string().trim().min(1).optional(),
+  JWT_SECRET_ACCEPTED: boolFlag.default(true),
   JWT_EXPIRY: positiveInt.max(86400).default(3600),
   REFRESH_TOKEN_TTL: positiveInt.default(30 * 24 * 3600),
   REFRESH_TOKEN_REUSE_INTERVAL: z.coerce.number().int().min(0).max(3600).default(10),
@@ -276,22 +283,25 @@ async function mintApiKey(secret: string, role: 'anon' | 'service_role', issuer:
 }
 
 type DevSecrets = Record<SecretName, string>;
+/** Local mode also generates an ES256 key set, so tokens verify against the JWKS out of the box. */
+type StoredDevSecrets = DevSecrets & { JWT_KEYS: string };
 
 /** Loads the development secrets from DATA_DIR, creating any that are missing (first start). */
-async function loadOrCreateDevSecrets(dataDir: string, issuer: string): Promise<DevSecrets> {
+async function loadOrCreateDevSecrets(dataDir: string, issuer: string): Promise<StoredDevSecrets> {
   const file = path.join(dataDir, 'dev-secrets.json');
-  const stored: Partial<DevSecrets> = existsSync(file)
-    ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<DevSecrets>)
+  const stored: Partial<StoredDevSecrets> = existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<StoredDevSecrets>)
     : {};
   const jwtSecret = stored.JWT_SECRET ?? randomSecret(48);
-  const secrets: DevSecrets = {
+  const secrets: StoredDevSecrets = {
     JWT_SECRET: jwtSecret,
+    JWT_KEYS: stored.JWT_KEYS ?? (await generateDevKeys()),
     PROJECT_API_KEY: stored.PROJECT_API_KEY ?? (await mintApiKey(jwtSecret, 'anon', issuer)),
     SERVICE_ROLE_KEY: stored.SERVICE_ROLE_KEY ?? (await mintApiKey(jwtSecret, 'service_role', issuer)),
     PAYMENT_WEBHOOK_SECRET: stored.PAYMENT_WEBHOOK_SECRET ?? `whsec_${randomSecret(24)}`,
     CRON_SECRET: stored.CRON_SECRET ?? randomSecret(32),
   };
-  if (REQUIRED_SECRETS.some((name) => stored[name] !== secrets[name])) {
+  if ([...REQUIRED_SECRETS, 'JWT_KEYS' as const].some((name) => stored[name] !== secrets[name])) {
     mkdirSync(dataDir, { recursive: true });
     writeFileSync(file, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 });
   }
@@ -320,6 +330,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
   const dataDir = path.resolve(e.DATA_DIR);
 
   let secrets: DevSecrets;
+  let jwtKeysJson = e.JWT_KEYS;
   if (mode === 'production') {
     const missing = REQUIRED_SECRETS.filter((name) => !e[name]);
     if (missing.length > 0) {
@@ -331,6 +342,21 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
   } else {
     const generated = await loadOrCreateDevSecrets(dataDir, jwtIssuer);
     secrets = Object.fromEntries(REQUIRED_SECRETS.map((n) => [n, e[n] ?? generated[n]])) as DevSecrets;
+    jwtKeysJson ??= generated.JWT_KEYS;
+  }
+  let jwtKeys: TokenKeySet | null = null;
+  if (jwtKeysJson !== undefined) {
+    try {
+      jwtKeys = await parseKeySet(jwtKeysJson);
+    } catch (error) {
+      // The message names the key and what is wrong with it, never its members.
+      throw new ConfigError(`Invalid configuration: JWT_KEYS: ${(error as Error).message}`);
+    }
+  }
+  if (!jwtKeys && !e.JWT_SECRET_ACCEPTED) {
+    throw new ConfigError(
+      'Invalid configuration: JWT_SECRET_ACCEPTED: JWT_SECRET signs every token until JWT_KEYS is set',
+    );
   }
   if (secrets.PROJECT_API_KEY === secrets.SERVICE_ROLE_KEY) {
     throw new ConfigError('PROJECT_API_KEY and SERVICE_ROLE_KEY must differ');
@@ -354,6 +380,8 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     databaseUrl: e.DATABASE_URL,
     dataDir,
     jwtSecret: secrets.JWT_SECRET,
+    jwtKeys,
+    jwtSecretAccepted: e.JWT_SECRET_ACCEPTED,
     jwtIssuer,
     accessTokenTtlSeconds: e.JWT_EXPIRY,
     refreshTokenTtlSeconds: e.REFRESH_TOKEN_TTL,

@@ -14,6 +14,7 @@ const REDACT = [
   '*.refresh_token',
   '*.access_token',
   '*.jwtSecret',
+  '*.jwtKeys',
   '*.serviceRoleKey',
   '*.cronSecret',
   '*.paymentWebhookSecret',

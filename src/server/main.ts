@@ -120,8 +120,9 @@ async function main(): Promise<void> {
     `  auth url:        ${config.authUrl}/auth/v1`,
     `  public api key:  ${config.projectApiKey}`,
     config.mode === 'local'
-      ? `  dev secrets:     ${config.dataDir}/dev-secrets.json (service-role key, webhook and cron secrets)`
+      ? `  dev secrets:     ${config.dataDir}/dev-secrets.json (service-role key, signing keys, webhook and cron secrets)`
       : undefined,
+    `  access tokens:   ${config.jwtKeys ? `${config.jwtKeys.signing.alg} (kid ${config.jwtKeys.signing.kid}), public keys at ${config.authUrl}/auth/v1/.well-known/jwks.json` : 'HS256 with JWT_SECRET'}`,
     `  mail:            ${config.smtpUrl ? 'SMTP delivery on' : 'kept in the outbox (no SMTP_URL)'}`,
     `  digests:         ${config.scheduler ? `scheduled in-process (${config.schedulerTimezone})` : 'scheduler off (SCHEDULER=off)'}`,
     `  web pages:       ${web ? 'Next.js production build' : 'off (SKIP_WEB=1): platform APIs only'}`,

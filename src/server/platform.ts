@@ -61,7 +61,13 @@ export function dataApiConnections(poolMax: number): number {
 }
 
 export function createPlatform({ config, pool, logger }: PlatformDeps) {
-  const signer = createTokenSigner(config.jwtSecret, config.jwtIssuer, config.accessTokenTtlSeconds);
+  const signer = createTokenSigner({
+    secret: config.jwtSecret,
+    issuer: config.jwtIssuer,
+    ttlSeconds: config.accessTokenTtlSeconds,
+    keys: config.jwtKeys,
+    acceptSecret: config.jwtSecretAccepted,
+  });
   const identity = new IdentityService(identityDepsFrom(config, pool, signer));
   const keys = { projectApiKey: config.projectApiKey, serviceRoleKey: config.serviceRoleKey };
 

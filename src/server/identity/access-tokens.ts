@@ -1,7 +1,10 @@
-// In charge of access tokens: minting HS256 JWTs with the claims Supabase puts in them, and
-// verifying presented tokens (algorithm pinned, signature, expiry, audience, required claims).
-import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+// In charge of access tokens: minting JWTs with the claims Supabase puts in them (signed by the
+// key set's signing key, or HS256 with JWT_SECRET), and verifying presented tokens for every
+// caller (identity, data API, web app): key chosen by kid, algorithm pinned to that key,
+// signature, expiry, required claims.
+import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors, type JWK } from 'jose';
 import { errors } from './errors.js';
+import type { TokenAlg, TokenKey, TokenKeySet } from './signing-keys.js';
 
 export interface AmrEntry {
   method: string;
@@ -40,22 +43,61 @@ export interface AccessTokenClaims {
 }
 
 export interface TokenSigner {
-  key: Uint8Array;
   issuer: string;
   ttlSeconds: number;
-  /** the key imported once for WebCrypto, instead of on every verification */
-  verifyKey: Promise<CryptoKey>;
+  /** the key that signs new tokens; its kid goes into the header (none for JWT_SECRET) */
+  signing: SigningKey;
+  /** every key a token may name by kid, imported once */
+  byKid: ReadonlyMap<string, TokenKey>;
+  /** JWT_SECRET, for HS256 tokens without a kid while the rotation window is open; else null */
+  legacy: Promise<CryptoKey> | null;
+  /** the published public keys (GET /.well-known/jwks.json) */
+  jwks: { keys: JWK[] };
   /** tokens already verified, until they expire: clients send the same token with every request */
   verified: Map<string, AccessTokenClaims>;
+}
+
+interface SigningKey {
+  kid: string | null;
+  alg: TokenAlg;
+  key: Promise<CryptoKey> | CryptoKey;
+}
+
+export interface SignerOptions {
+  /** JWT_SECRET: signs when there is no key set; verifies kid-less HS256 tokens while accepted */
+  secret: string;
+  issuer: string;
+  ttlSeconds: number;
+  /** JWT_KEYS, parsed: its signing key signs, all its keys verify by kid */
+  keys?: TokenKeySet | null;
+  /** HS256 tokens signed with JWT_SECRET are still accepted (the rotation window); default true */
+  acceptSecret?: boolean;
 }
 
 /** Verified tokens remembered at most (the oldest is forgotten first); about 1 kB each. */
 const VERIFIED_TOKENS = 10_000;
 
-export function createTokenSigner(secret: string, issuer: string, ttlSeconds: number): TokenSigner {
-  const key = new TextEncoder().encode(secret);
-  const verifyKey = crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
-  return { key, issuer, ttlSeconds, verifyKey, verified: new Map() };
+function hmacKey(secret: string): Promise<CryptoKey> {
+  const bytes = new TextEncoder().encode(secret);
+  return crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+}
+
+export function createTokenSigner(options: SignerOptions): TokenSigner {
+  const { keys } = options;
+  const legacy = options.acceptSecret === false && keys ? null : hmacKey(options.secret);
+  const signing: SigningKey = keys
+    ? { kid: keys.signing.kid, alg: keys.signing.alg, key: keys.signing.signKey! }
+    : { kid: null, alg: 'HS256', key: legacy! };
+  const published = keys ? [...keys.byKid.values()].flatMap((k) => (k.publicJwk ? [k.publicJwk] : [])) : [];
+  return {
+    issuer: options.issuer,
+    ttlSeconds: options.ttlSeconds,
+    signing,
+    byKid: keys?.byKid ?? new Map(),
+    legacy,
+    jwks: { keys: published },
+    verified: new Map(),
+  };
 }
 
 export async function signAccessToken(
@@ -75,13 +117,17 @@ export async function signAccessToken(
     session_id: subject.sessionId,
     is_anonymous: subject.isAnonymous,
   })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setProtectedHeader({
+      alg: signer.signing.alg,
+      typ: 'JWT',
+      ...(signer.signing.kid ? { kid: signer.signing.kid } : {}),
+    })
     .setIssuer(signer.issuer)
     .setSubject(subject.userId)
     .setAudience(subject.aud)
     .setIssuedAt(now)
     .setExpirationTime(expiresAt)
-    .sign(signer.key);
+    .sign(await signer.signing.key);
   return { token, expiresAt };
 }
 
@@ -101,16 +147,46 @@ export async function verifyAccessToken(signer: TokenSigner, token: string): Pro
   return claims;
 }
 
+/** GoTrue's wording, which clients match on: every refusal of the signature says this first. */
+const UNVERIFIABLE = 'unable to parse or verify signature';
+
+/**
+ * The key a token may be verified with, decided by its header alone: a kid must name a configured
+ * key and the alg must be that key's own (so an RS/ES public key can never be used as an HMAC
+ * secret, and `none` is never a method); a token without a kid is HS256 under JWT_SECRET or nothing.
+ */
+async function keyFor(signer: TokenSigner, token: string): Promise<{ alg: TokenAlg; key: CryptoKey }> {
+  let header: { alg?: unknown; kid?: unknown };
+  try {
+    header = decodeProtectedHeader(token);
+  } catch {
+    throw errors.badJwt(`${UNVERIFIABLE}, token is malformed`);
+  }
+  if (header.kid !== undefined) {
+    const key = typeof header.kid === 'string' ? signer.byKid.get(header.kid) : undefined;
+    if (!key) throw errors.badJwt(`${UNVERIFIABLE}, token is unverifiable: unrecognized JWT kid`);
+    if (header.alg !== key.alg) {
+      throw errors.badJwt(`${UNVERIFIABLE}, token signature is invalid: signing method is not allowed`);
+    }
+    return { alg: key.alg, key: key.verifyKey };
+  }
+  if (header.alg === 'HS256' && signer.legacy) return { alg: 'HS256', key: await signer.legacy };
+  throw errors.badJwt(`${UNVERIFIABLE}, token signature is invalid: signing method is not allowed`);
+}
+
 async function verifySignedToken(signer: TokenSigner, token: string): Promise<AccessTokenClaims> {
+  const { alg, key } = await keyFor(signer, token);
   let payload: Record<string, unknown>;
   try {
-    ({ payload } = await jwtVerify(token, await signer.verifyKey, { algorithms: ['HS256'] }));
+    ({ payload } = await jwtVerify(token, key, { algorithms: [alg] }));
   } catch (error) {
-    if (error instanceof joseErrors.JWTExpired) throw errors.badJwt('token is expired');
+    if (error instanceof joseErrors.JWTExpired)
+      throw errors.badJwt(`${UNVERIFIABLE}, token has invalid claims: token is expired`);
     if (error instanceof joseErrors.JWSSignatureVerificationFailed)
-      throw errors.badJwt('signature is invalid');
-    if (error instanceof joseErrors.JOSEAlgNotAllowed) throw errors.badJwt('signing method is not allowed');
-    throw errors.badJwt('token is malformed');
+      throw errors.badJwt(`${UNVERIFIABLE}, token signature is invalid: signature is invalid`);
+    if (error instanceof joseErrors.JOSEAlgNotAllowed)
+      throw errors.badJwt(`${UNVERIFIABLE}, token signature is invalid: signing method is not allowed`);
+    throw errors.badJwt(`${UNVERIFIABLE}, token is malformed`);
   }
   const { sub, role, session_id: sessionId, exp, iat } = payload;
   if (

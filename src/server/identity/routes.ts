@@ -141,9 +141,10 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   });
   app.notFound(() => renderAuthError(new HttpError(404, 'Not found', { code: 'not_found' })));
 
-  // Public discovery document: no apikey, like the Supabase gateway. HS256 keys are never listed.
+  // Public discovery document: no apikey, like the Supabase gateway. Only public members of the
+  // ES256/RS256 keys are listed; HS256 keys are secrets and never appear.
   app.get('/.well-known/jwks.json', (c) =>
-    c.json({ keys: [] }, 200, { 'cache-control': 'public, max-age=600' }),
+    c.json(deps.signer.jwks, 200, { 'cache-control': 'public, max-age=600' }),
   );
 
   // E-mail links carry no apikey: the Supabase gateway lets /verify through without one.
