@@ -28,6 +28,8 @@ export interface RateLimits {
   refreshPerSession: number;
   /** sign-ups per client address per window */
   signUpPerAddress: number;
+  /** anonymous sign-ins per client address per hour */
+  anonymousSignInsPerAddress: number;
   /** identity e-mails per hour, all addresses together, while sign-ups need confirming */
   emailSentPerHour: number;
   /** wrong e-mail codes per e-mail address per hour */
@@ -86,6 +88,8 @@ export interface Config {
   cronSecret: string;
   autoconfirm: boolean;
   disableSignup: boolean;
+  /** POST /signup without e-mail or phone creates an anonymous user (ENABLE_ANONYMOUS_SIGN_INS) */
+  anonymousSignIns: boolean;
   minPasswordLength: number;
   trustProxy: boolean;
   rateLimits: RateLimits;
@@ -195,6 +199,7 @@ const envSchema = z.object({
   CRON_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   AUTH_AUTOCONFIRM: boolFlag.optional(),
   DISABLE_SIGNUP: boolFlag.default(false),
+  ENABLE_ANONYMOUS_SIGN_INS: boolFlag.default(false),
   PASSWORD_MIN_LENGTH: positiveInt.min(6).max(72).default(8),
   TRUST_PROXY: boolFlag.default(false),
   RATE_LIMIT_WINDOW: positiveInt.default(300),
@@ -205,6 +210,7 @@ const envSchema = z.object({
   RATE_LIMIT_SIGNIN_BACKOFF_MAX: positiveInt.max(86400).default(900),
   RATE_LIMIT_REFRESH_PER_SESSION: positiveInt.default(60),
   RATE_LIMIT_SIGNUP_PER_ADDRESS: positiveInt.default(30),
+  RATE_LIMIT_ANONYMOUS_USERS: positiveInt.default(30),
   RATE_LIMIT_EMAIL_SENT: positiveInt.default(30),
   RATE_LIMIT_OTP_FAILURES: positiveInt.default(20),
   RATE_LIMIT_VERIFY_FAILURES: positiveInt.default(30),
@@ -392,6 +398,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     cronSecret: secrets.CRON_SECRET,
     autoconfirm: e.AUTH_AUTOCONFIRM ?? mode === 'local',
     disableSignup: e.DISABLE_SIGNUP,
+    anonymousSignIns: e.ENABLE_ANONYMOUS_SIGN_INS,
     minPasswordLength: e.PASSWORD_MIN_LENGTH,
     trustProxy: e.TRUST_PROXY,
     rateLimits: {
@@ -403,6 +410,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       signInBackoffMaxSeconds: e.RATE_LIMIT_SIGNIN_BACKOFF_MAX,
       refreshPerSession: e.RATE_LIMIT_REFRESH_PER_SESSION,
       signUpPerAddress: e.RATE_LIMIT_SIGNUP_PER_ADDRESS,
+      anonymousSignInsPerAddress: e.RATE_LIMIT_ANONYMOUS_USERS,
       emailSentPerHour: e.RATE_LIMIT_EMAIL_SENT,
       otpFailuresPerEmail: e.RATE_LIMIT_OTP_FAILURES,
       verifyFailuresPerAddress: e.RATE_LIMIT_VERIFY_FAILURES,

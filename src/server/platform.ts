@@ -139,6 +139,7 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
       trustProxy: config.trustProxy,
       autoconfirm: config.autoconfirm,
       disableSignup: config.disableSignup,
+      anonymousSignIns: config.anonymousSignIns,
       logger,
     }),
   );

@@ -26,6 +26,9 @@ export const signUpBody = z.object({
   code_challenge: optionalText,
   code_challenge_method: optionalText,
 });
+/** What decides the kind of sign-up: GoTrue signs in anonymously when both are absent or empty. */
+export const signUpTarget = z.object({ email: optionalText, phone: optionalText });
+export const anonymousSignUpBody = z.object({ data: metadata.nullish() });
 export const pkceGrantBody = z.object({
   auth_code: optionalText,
   code_verifier: optionalText,

@@ -14,6 +14,7 @@ import { parsePkceParams } from './pkce.js';
 import {
   adminCreateBody,
   adminUpdateBody,
+  anonymousSignUpBody,
   email as emailSchema,
   GENERATE_LINK_TYPES,
   generateLinkBody,
@@ -25,6 +26,7 @@ import {
   refreshGrantBody,
   resendBody,
   signUpBody,
+  signUpTarget,
   updateUserBody,
   uuid,
   verifyBody,
@@ -41,6 +43,7 @@ export interface IdentityRouteDeps {
   trustProxy: boolean;
   autoconfirm: boolean;
   disableSignup: boolean;
+  anonymousSignIns: boolean;
   logger: Logger;
 }
 
@@ -180,7 +183,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.get('/settings', (c) =>
     c.json({
-      external: { email: true, phone: false, anonymous_users: false },
+      external: { email: true, phone: false, anonymous_users: deps.anonymousSignIns },
       disable_signup: deps.disableSignup,
       mailer_autoconfirm: deps.autoconfirm,
       phone_autoconfirm: false,
@@ -218,7 +221,16 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   });
 
   app.post('/signup', async (c) => {
-    const input = parseWith(signUpBody, await readJsonBody(c.req.raw));
+    const body = await readJsonBody(c.req.raw);
+    const target = parseWith(signUpTarget, body);
+    if (!target.email && !target.phone) {
+      const input = parseWith(anonymousSignUpBody, body);
+      return c.json(
+        await service.signUpAnonymously({ data: input.data ?? {} }, requestContext(c, deps.trustProxy)),
+      );
+    }
+    if (!target.email) throw authError(400, 'phone_provider_disabled', 'Phone signups are disabled');
+    const input = parseWith(signUpBody, body);
     const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
     return c.json(
       await service.signUp(

@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { AccessTokenClaims, TokenSigner } from './access-tokens.js';
 import * as admin from './flows/admin.js';
+import * as anonymous from './flows/anonymous.js';
 import type { IdentityDeps, RequestContext, TokenResponse } from './flows/context.js';
 import * as otpFlow from './flows/otp.js';
 import * as signup from './flows/signup.js';
@@ -31,6 +32,7 @@ export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner
     settings: {
       autoconfirm: config.autoconfirm,
       disableSignup: config.disableSignup,
+      anonymousSignIns: config.anonymousSignIns,
       minPasswordLength: config.minPasswordLength,
       refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
       refreshTokenReuseIntervalSeconds: config.refreshTokenReuseIntervalSeconds,
@@ -86,6 +88,10 @@ export class IdentityService {
     // answer (GoTrue's obfuscated user) or by its time.
     if (this.deps.settings.autoconfirm) return signup.signUp(this.deps, input, context);
     return atLeast(this.emailRequestFloorMs, () => signup.signUp(this.deps, input, context));
+  }
+
+  signUpAnonymously(input: { data: Record<string, unknown> }, context: RequestContext) {
+    return anonymous.signUpAnonymously(this.deps, input, context);
   }
 
   verifyPost(input: verify.VerifyInput, context: RequestContext) {

@@ -13,6 +13,8 @@ import { findUserById, isBanned, renderUser, type UserWithIdentities } from '../
 export interface IdentitySettings {
   autoconfirm: boolean;
   disableSignup: boolean;
+  /** POST /signup without e-mail or phone signs in anonymously (ENABLE_ANONYMOUS_SIGN_INS) */
+  anonymousSignIns: boolean;
   minPasswordLength: number;
   refreshTokenTtlSeconds: number;
   refreshTokenReuseIntervalSeconds: number;

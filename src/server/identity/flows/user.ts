@@ -112,6 +112,14 @@ export async function updateCurrentUser(
   const { settings } = deps;
   if (input.password !== undefined) checkPasswordStrength(settings, input.password);
   const before = await requireLiveUser(deps.pool, claims);
+  // A password alone would make an account nobody can sign in to by address (GoTrue's rule).
+  if (before.is_anonymous && input.password && !input.email) {
+    throw authError(
+      422,
+      'validation_failed',
+      'Updating password of an anonymous user without an email or phone is not allowed',
+    );
+  }
   const newEmail =
     input.email !== undefined && normalizeEmail(input.email) !== before.email
       ? normalizeEmail(input.email)
@@ -138,7 +146,11 @@ export async function updateCurrentUser(
     await updateUser(tx, user.id, changes);
     // A new password ends every other session: whoever knew the old one is signed out.
     if (passwordHash !== undefined) await logout(tx, user.id, claims.session_id, 'others');
-    if (newEmail) {
+    if (newEmail && user.is_anonymous && settings.autoconfirm) {
+      // An anonymous user adding an address with autoconfirm is signing up (GoTrue): confirmed at
+      // once, which makes the account permanent (migration 0028).
+      if (!(await updateUser(tx, user.id, { email: newEmail, confirm: true }))) throw errors.emailExists();
+    } else if (newEmail) {
       // The address changes only when confirmed by e-mail (verify type email_change); until then
       // the current one stays in force and the new one is only `new_email`.
       await tx.query('update auth.users set email_change = $2, updated_at = now() where id = $1', [
