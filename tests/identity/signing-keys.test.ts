@@ -312,6 +312,10 @@ describe('forged tokens are refused by the identity service and the data API', (
     const [header, , signature] = (await session()).access_token.split('.');
     const tampered = `${header}.${base64url({ ...claims, sub: crypto.randomUUID() })}.${signature}`;
     await expectRefused(tampered, /signature is invalid/);
+    // GoTrue's wording, which clients (supabase-js's getClaims through GET /user) look for
+    expect((await getUser(tampered)).body.msg).toBe(
+      'invalid JWT: unable to parse or verify signature, token signature is invalid: signature is invalid',
+    );
   });
 
   test('a kid that is not a string, and garbage', async () => {
