@@ -92,21 +92,32 @@ describe('access token', () => {
     expect((await getUser(tampered)).status).toBe(401);
   });
 
-  test('a correctly signed token with a service_role claim is not a user token', async () => {
+  // GoTrue's JWT_ADMIN_ROLES: a token signed with our key that names service_role or
+  // supabase_admin is an admin, with or without an expiry; anything else signed by us is not.
+  const adminToken = async (claims: Record<string, unknown>, expiresIn?: number, key = secretKey()) => {
     const now = Math.floor(Date.now() / 1000);
-    const token = await new SignJWT({
-      role: 'service_role',
-      sub: crypto.randomUUID(),
-      session_id: crypto.randomUUID(),
-    })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setIssuedAt(now)
-      .setExpirationTime(now + 60)
-      .sign(secretKey());
-    const res = await call(server, 'GET', '/auth/v1/admin/users', {
-      headers: { authorization: `Bearer ${token}` },
-    });
-    expect(res.status).toBe(401);
+    const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt(now);
+    if (expiresIn !== undefined) jwt.setExpirationTime(now + expiresIn);
+    return jwt.sign(key);
+  };
+  const listUsers = async (token: string) =>
+    (await call(server, 'GET', '/auth/v1/admin/users', { headers: { authorization: `Bearer ${token}` } }))
+      .status;
+
+  test('a token we signed that names service_role or supabase_admin acts as the service role', async () => {
+    expect(await listUsers(await adminToken({ role: 'service_role' }, 60))).toBe(200);
+    expect(await listUsers(await adminToken({ role: 'supabase_admin', sub: '1234567890' }))).toBe(200);
+  });
+
+  test('admin-role tokens that are expired, forged or name another role are refused', async () => {
+    expect(await listUsers(await adminToken({ role: 'service_role' }, -10))).toBe(401);
+    const forged = await adminToken({ role: 'service_role' }, 60, new TextEncoder().encode('x'.repeat(40)));
+    expect(await listUsers(forged)).toBe(401);
+    expect(await listUsers(await adminToken({ role: 'postgres' }, 60))).toBe(401);
+    expect(await listUsers(await adminToken({ role: 'anon' }, 60))).toBe(401);
+    // A real user's access token is a user, not an admin.
+    const session = await newSession();
+    expect(await listUsers(session.access_token)).toBe(403);
   });
 });
 

@@ -174,7 +174,24 @@ async function keyFor(signer: TokenSigner, token: string): Promise<{ alg: TokenA
   throw errors.badJwt(`${UNVERIFIABLE}, token signature is invalid: signing method is not allowed`);
 }
 
-async function verifySignedToken(signer: TokenSigner, token: string): Promise<AccessTokenClaims> {
+/**
+ * GoTrue's admin roles: a token signed by one of our keys that names one of them acts as the
+ * service role, as in GoTrue and PostgREST. Whoever holds a signing key can mint any token, so
+ * this widens nothing; it lets operators hand out short-lived admin tokens instead of the key.
+ */
+const ADMIN_ROLES = new Set(['service_role', 'supabase_admin']);
+
+/** True when the token is validly signed (and unexpired, if it says when it expires) and names an admin role. */
+export async function isAdminToken(signer: TokenSigner, token: string): Promise<boolean> {
+  try {
+    const payload = await verifiedPayload(signer, token);
+    return typeof payload.role === 'string' && ADMIN_ROLES.has(payload.role);
+  } catch {
+    return false;
+  }
+}
+
+async function verifiedPayload(signer: TokenSigner, token: string): Promise<Record<string, unknown>> {
   const { alg, key } = await keyFor(signer, token);
   let payload: Record<string, unknown>;
   try {
@@ -188,6 +205,11 @@ async function verifySignedToken(signer: TokenSigner, token: string): Promise<Ac
       throw errors.badJwt(`${UNVERIFIABLE}, token signature is invalid: signing method is not allowed`);
     throw errors.badJwt(`${UNVERIFIABLE}, token is malformed`);
   }
+  return payload;
+}
+
+async function verifySignedToken(signer: TokenSigner, token: string): Promise<AccessTokenClaims> {
+  const payload = await verifiedPayload(signer, token);
   const { sub, role, session_id: sessionId, exp, iat } = payload;
   if (
     typeof sub !== 'string' ||
