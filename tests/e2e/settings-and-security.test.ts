@@ -170,6 +170,8 @@ test('no server secret reaches any client asset', async () => {
       'PAYMENT_WEBHOOK_SECRET',
       'serviceRoleKey',
       'jwtSecret',
+      'JWT_KEYS',
+      'jwtKeys',
     ]) {
       expect(text.includes(name), `${file} mentions ${name}`).toBe(false);
     }
