@@ -149,6 +149,7 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
       limits: config.dataApi,
       connections: dataApiConnections(config.database.poolMax),
       trustProxy: config.trustProxy,
+      appUrl: config.appUrl,
     }),
   );
 
