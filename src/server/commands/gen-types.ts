@@ -1,0 +1,35 @@
+// `npm run gen:types [-- --schema public] [--output src/types/database.ts]`: writes the TypeScript
+// `Database` type of the exposed schema for `createClient<Database>()`, in the Supabase CLI's
+// format, from the database the service uses (DATABASE_URL, or the embedded one in local mode).
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { generateTypes } from '../typegen/generate.js';
+import { bootstrapCommand, option } from './bootstrap.js';
+
+const argv = process.argv.slice(2);
+if (argv.includes('--help')) {
+  process.stdout.write('usage: npm run gen:types -- [--schema public[,other]] [--output file.ts]\n');
+  process.exit(0);
+}
+const schemas = (option(argv, 'schema') ?? 'public')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
+const output = option(argv, 'output');
+
+const context = await bootstrapCommand();
+try {
+  const text = await generateTypes(context.pool, { schemas });
+  if (output) {
+    await mkdir(dirname(output), { recursive: true });
+    await writeFile(output, text);
+    process.stderr.write(`wrote the types of ${schemas.join(', ')} to ${output}\n`);
+  } else {
+    process.stdout.write(text);
+  }
+} catch (error) {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+} finally {
+  await context.close();
+}
