@@ -22,6 +22,11 @@ create table public.moods (id integer generated always as identity primary key, 
 create view public.book_titles as select id, title, pages from public.books;
 create view public.author_counts as select author_id, count(*) as n from public.books group by author_id;
 create table public.book_details (book_id bigint primary key references public.books(id), blurb text);
+-- Foreign keys are followed through views: a view showing the key (twice), a view of the
+-- referenced table under other names, and a view whose query has a CTE of its own.
+create view public.book_authors as select id, author_id, author_id as writer from public.books;
+create view public.author_names as select id as "author {key}", name from public.authors;
+create view public.nested_view as with t as (select id, author_id from public.books) select t.author_id as author from t;
 create function public.books_of(public.authors) returns setof public.books
   language sql stable as $$ select * from public.books where author_id = $1.id $$;
 create function public.first_book(author_id bigint) returns public.books
@@ -97,6 +102,8 @@ export async function queries() {
   await supabase.from('books').insert({ title: 'Solaris', author_id: 1 })
   await supabase.from('books').update({ pages: 204 }).eq('id', 1)
   await supabase.from('moods').insert({ mood: 'happy', home: { street: 'Main', city: 'Ghent' } })
+  const { data: viaView } = await supabase.from('books').select('title, author_names!books_author_id_fkey(name)')
+  const viewName: string | null | undefined = viaView?.[0]?.author_names?.name
   const { data: titles } = await supabase.from('book_titles').select('title')
   const title: string | null | undefined = titles?.[0]?.title
   const { data: ws } = await supabase.rpc('create_workspace', { name: 'Acme' })
@@ -111,7 +118,7 @@ export async function queries() {
   const view: Tables<'author_counts'> = { author_id: 1, n: 2 }
   const mood: Enums<'mood'> = Constants.public.Enums.mood[0]
   const address: CompositeTypes<'address'> = { street: null, city: 'Ghent' }
-  return { names, role, author, title, slug, total, first, row, insert, update, view, mood, address }
+  return { names, role, author, viewName, title, slug, total, first, row, insert, update, view, mood, address }
 }
 `,
     );
@@ -167,6 +174,30 @@ function at(root: ts.TypeNode, ...names: string[]): ts.PropertySignature {
     node = member.type;
   }
   return member!;
+}
+
+/** The relationships of a table or view, each field's text as written. */
+interface Relationship {
+  foreignKeyName: string;
+  columns: string;
+  isOneToOne: string;
+  referencedRelation: string;
+  referencedColumns: string;
+}
+
+function relationshipsOf(relation: ts.PropertySignature): Relationship[] {
+  const array = members(relation.type).get('Relationships')!.type as ts.TupleTypeNode;
+  return array.elements.map((element) => {
+    const fields = members(element as ts.TypeNode);
+    const text = (name: string) => fields.get(name)!.type!.getText();
+    return {
+      foreignKeyName: JSON.parse(text('foreignKeyName')) as string,
+      columns: JSON.stringify(JSON.parse(text('columns'))),
+      isOneToOne: text('isOneToOne'),
+      referencedRelation: JSON.parse(text('referencedRelation')) as string,
+      referencedColumns: JSON.stringify(JSON.parse(text('referencedColumns'))),
+    };
+  });
 }
 
 describe('the structure agrees with the catalog', () => {
@@ -240,23 +271,48 @@ describe('the structure agrees with the catalog', () => {
     const tables = members(at(database, 'public', 'Tables').type);
     let listed = 0;
     for (const [name, table] of tables) {
-      const array = members(table.type).get('Relationships')!.type as ts.TupleTypeNode;
-      for (const element of array.elements) {
+      for (const fields of relationshipsOf(table)) {
+        if (!tables.has(fields.referencedRelation)) continue; // through a view: below
         listed++;
-        const fields = members(element as ts.TypeNode);
-        const fk = fields.get('foreignKeyName')!.type!.getText().slice(1, -1);
+        const fk = fields.foreignKeyName;
         expect(keys.rows, `${name}: ${fk}`).toContainEqual({
           name: fk,
           table: name,
-          referenced: fields.get('referencedRelation')!.type!.getText().slice(1, -1),
+          referenced: fields.referencedRelation,
         });
-        const oneToOne = fields.get('isOneToOne')!.type!.getText();
-        expect(oneToOne, fk).toBe(
-          fk === 'book_details_book_id_fkey' || fk.startsWith('subscriptions_') ? 'true' : 'false',
-        );
+        const unique = fk === 'book_details_book_id_fkey' || fk.startsWith('subscriptions_');
+        expect(fields.isOneToOne, fk).toBe(String(unique));
       }
     }
     expect(listed).toBe(keys.rows.length);
+  });
+
+  test('foreign keys are followed through views, under the names the views give the columns', () => {
+    const fk = 'books_author_id_fkey';
+    const of = (section: string, relation: string) =>
+      relationshipsOf(at(database, 'public', section, relation)).filter((r) => r.foreignKeyName === fk);
+    // table -> view of the referenced table
+    expect(of('Tables', 'books')).toContainEqual({
+      foreignKeyName: fk,
+      columns: '["author_id"]',
+      isOneToOne: 'false',
+      referencedRelation: 'author_names',
+      referencedColumns: '["author {key}"]',
+    });
+    // view -> table: a key column shown twice gives one relationship per column showing it
+    const fromView = of('Views', 'book_authors');
+    expect(fromView.filter((r) => r.referencedRelation === 'authors').map((r) => r.columns)).toEqual([
+      '["author_id"]',
+      '["writer"]',
+    ]);
+    // view -> view
+    expect(fromView.filter((r) => r.referencedRelation === 'author_names')).toHaveLength(2);
+    // the outermost query's columns count, not those of a CTE inside it
+    expect(of('Views', 'nested_view')).toContainEqual(
+      expect.objectContaining({ columns: '["author"]', referencedRelation: 'authors' }),
+    );
+    // a view that does not show the key has no relationship from it
+    expect(of('Views', 'book_titles')).toEqual([]);
   });
 
   test('functions with their arguments and results; enums and Constants list the labels in order', async () => {

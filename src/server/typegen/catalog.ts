@@ -2,6 +2,12 @@
 // foreign keys, functions and types of the schemas asked for (and the types they refer to),
 // as plain data. Read with the connecting role's own rights; every value is a parameter.
 import type { Pool } from '../db/pool.js';
+import {
+  relationshipsThroughViews,
+  resolveViewColumns,
+  type TableKey,
+  type ViewInfo,
+} from './view-relationships.js';
 
 export interface CatalogRelation {
   id: number;
@@ -115,7 +121,9 @@ select con.conname as "foreignKeyName", n.nspname as schema, c.relname as relati
        fn.nspname as "referencedSchema", fc.relname as "referencedRelation",
        array(select a.attname::text from unnest(con.confkey) with ordinality k(num, ord)
              join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.num order by k.ord)
-         as "referencedColumns"
+         as "referencedColumns",
+       con.conrelid::int8 as "tableId", con.confrelid::int8 as "referencedId",
+       con.conkey::int[] as "keyNumbers", con.confkey::int[] as "referencedNumbers"
 from pg_constraint con
 join pg_class c on c.oid = con.conrelid
 join pg_namespace n on n.oid = c.relnamespace
@@ -164,6 +172,19 @@ select t.oid::int8 as id, t.typname as name, n.nspname as schema,
 from pg_type t join pg_namespace n on n.oid = t.typnamespace
 where t.typrelid = 0 or (select c.relkind in ('c', 'r', 'v', 'm', 'p') from pg_class c where c.oid = t.typrelid)`;
 
+// The stored query of every view (views over views are followed whatever their schema).
+const VIEW_TREES_SQL = `
+select c.oid::int8 as id, r.ev_action::text as tree
+from pg_class c
+join pg_namespace n on n.oid = c.relnamespace
+join pg_rewrite r on r.ev_class = c.oid and r.rulename = '_RETURN'
+where c.relkind in ('v', 'm') and n.nspname not in ('pg_catalog', 'information_schema')`;
+
+const VIEW_COLUMNS_SQL = `
+select a.attrelid::int8 as "viewId", a.attnum as num, a.attname as name
+from pg_attribute a
+where a.attrelid = any($1::oid[]) and a.attnum > 0 and not a.attisdropped`;
+
 /** Reads the catalog for `schemas` in one read-only transaction, so the parts agree. */
 export async function readCatalog(pool: Pool, schemas: string[]): Promise<Catalog> {
   const client = await pool.connect();
@@ -173,7 +194,15 @@ export async function readCatalog(pool: Pool, schemas: string[]): Promise<Catalo
       (await client.query(sql, values)).rows as T[];
     const relations = await run<CatalogRelation & { id: string }>(RELATIONS_SQL);
     const columns = await run<CatalogColumn & { relationId: string }>(COLUMNS_SQL);
-    const relationships = await run<CatalogRelationship>(RELATIONSHIPS_SQL);
+    const keys = await run<
+      CatalogRelationship & {
+        tableId: string;
+        referencedId: string;
+        keyNumbers: number[];
+        referencedNumbers: number[];
+      }
+    >(RELATIONSHIPS_SQL);
+    const trees = await run<{ id: string; tree: string }>(VIEW_TREES_SQL, []);
     const functions = await run<
       CatalogFunction & { returnTypeId: string; returnTypeRelationId: string | null }
     >(FUNCTIONS_SQL);
@@ -181,6 +210,10 @@ export async function readCatalog(pool: Pool, schemas: string[]): Promise<Catalo
     const existing = await run<{ name: string }>(
       `select nspname as name from pg_namespace where nspname = any($1::text[])`,
     );
+    const shownViews = relations.filter((r) => r.kind === 'v' || r.kind === 'm');
+    const viewColumns = await run<{ viewId: string; num: number; name: string }>(VIEW_COLUMNS_SQL, [
+      shownViews.map((v) => v.id),
+    ]);
     await client.query('commit');
     // int8 arrives as text; these ids are oids, well within a number.
     const id = (v: string | number | null) => (v === null ? null : Number(v));
@@ -188,7 +221,7 @@ export async function readCatalog(pool: Pool, schemas: string[]): Promise<Catalo
       schemas: existing.map((s) => s.name),
       relations: relations.map((r) => ({ ...r, id: Number(r.id) })),
       columns: columns.map((c) => ({ ...c, relationId: Number(c.relationId) })),
-      relationships,
+      relationships: relationships(keys, trees, shownViews, viewColumns),
       functions: functions.map((f) => ({
         ...f,
         returnTypeId: Number(f.returnTypeId),
@@ -208,4 +241,35 @@ export async function readCatalog(pool: Pool, schemas: string[]): Promise<Catalo
   } finally {
     client.release();
   }
+}
+
+/** Foreign keys between tables, and the relationships they give through the views shown. */
+function relationships(
+  keys: (CatalogRelationship & {
+    tableId: string;
+    referencedId: string;
+    keyNumbers: number[];
+    referencedNumbers: number[];
+  })[],
+  trees: { id: string; tree: string }[],
+  views: { id: string | number; schema: string; name: string }[],
+  columns: { viewId: string; num: number; name: string }[],
+): CatalogRelationship[] {
+  const tableKeys: TableKey[] = keys.map(
+    ({ tableId, referencedId, keyNumbers, referencedNumbers, ...relationship }) => ({
+      relationship,
+      tableId: Number(tableId),
+      referencedId: Number(referencedId),
+      keyNumbers,
+      referencedNumbers,
+    }),
+  );
+  const infos: ViewInfo[] = views.map((v) => ({
+    id: Number(v.id),
+    schema: v.schema,
+    name: v.name,
+    columns: new Map(columns.filter((c) => Number(c.viewId) === Number(v.id)).map((c) => [c.num, c.name])),
+  }));
+  const sources = resolveViewColumns(new Map(trees.map((t) => [Number(t.id), t.tree])));
+  return [...tableKeys.map((k) => k.relationship), ...relationshipsThroughViews(tableKeys, infos, sources)];
 }
