@@ -94,7 +94,7 @@ describe('the document', () => {
     }
   });
 
-  test('HEAD answers the headers only; Accept without JSON is 406 PGRST107; /rest/v1 works too', async () => {
+  test('HEAD answers the headers only; Accept without JSON is 406 PGRST107, a schema not exposed 406 PGRST106; /rest/v1 works too', async () => {
     const head = await lib.rest('/', { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.text).toBe('');
@@ -102,6 +102,10 @@ describe('the document', () => {
     for (const accept of ['application/openapi+json', 'application/json', '*/*']) {
       expect((await lib.rest('/', { headers: { accept } })).status, accept).toBe(200);
     }
+    const internal = await lib.rest('/', { headers: { 'accept-profile': 'private' } });
+    expect(internal.status).toBe(406);
+    expect(internal.json).toMatchObject({ code: 'PGRST106' });
+    expect(internal.text).not.toContain('hidden');
     const refused = await lib.rest('/', { headers: { accept: 'text/csv' } });
     expect(refused.status).toBe(406);
     expect(refused.json).toMatchObject({ code: 'PGRST107' });

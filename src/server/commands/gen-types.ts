@@ -11,7 +11,8 @@ if (argv.includes('--help')) {
   process.stdout.write('usage: npm run gen:types -- [--schema public[,other]] [--output file.ts]\n');
   process.exit(0);
 }
-const schemas = (option(argv, 'schema') ?? 'public')
+// By default, the schemas the data API exposes.
+const schemas = (option(argv, 'schema') ?? process.env.DATA_API_SCHEMAS ?? 'public')
   .split(',')
   .map((s) => s.trim())
   .filter(Boolean);

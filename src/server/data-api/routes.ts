@@ -86,6 +86,12 @@ export function dataApiRoutes(deps: DataApiDeps): Hono<{ Bindings: HttpBindings 
       role = caller.claims.role;
       const headers = c.req.raw.headers;
       acceptsOpenApi(headers.get('accept'));
+      const profile = headers.get('accept-profile');
+      if (profile && profile !== EXPOSED_SCHEMA) {
+        throw new HttpError(406, `The schema must be one of the following: ${EXPOSED_SCHEMA}`, {
+          code: 'PGRST106',
+        });
+      }
       const claims = caller.claims as Claims;
       const schema = await deps.schemaCache.get();
       const read = () => readSchemaAccess(deps.pool, claims, EXPOSED_SCHEMA);
