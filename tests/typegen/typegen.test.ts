@@ -125,6 +125,25 @@ export async function queries() {
     expect(errors).toEqual([]);
   });
 
+  test('with a PostgREST version, createClient<Database>() picks it up from the file', async () => {
+    const versioned = await generateTypes(pool, { schemas: ['public'], postgrestVersion: '13' });
+    expect(versioned).toContain('__InternalSupabase: {\n    PostgrestVersion: "13"\n  }');
+    writeFileSync(path.join(dir, 'database13.ts'), versioned);
+    const errors = typeCheck(
+      'versioned',
+      `import { createClient } from '@supabase/supabase-js'
+import type { Database } from './database13'
+const supabase = createClient<Database>('http://localhost:3000', 'key')
+export async function q() {
+  const { data } = await supabase.from('projects').select('id, name').eq('name', 'x')
+  const name: string | undefined = data?.[0]?.name
+  return name
+}
+`,
+    );
+    expect(errors).toEqual([]);
+  });
+
   test.each([
     [
       'an unknown column in an insert',
@@ -385,5 +404,16 @@ describe('npm run gen:types', () => {
     );
     expect(failed?.code).toBe(1);
     expect(failed?.stderr).toContain('No such schema: nope');
+    const badVersion = await run(
+      'npx',
+      ['tsx', 'src/server/commands/gen-types.ts', '--postgrest-version', 'x;y'],
+      {
+        env,
+      },
+    ).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(badVersion?.code).toBe(2);
   }, 60_000);
 });

@@ -1,6 +1,7 @@
-// `npm run gen:types [-- --schema public] [--output src/types/database.ts]`: writes the TypeScript
-// `Database` type of the exposed schema for `createClient<Database>()`, in the Supabase CLI's
-// format, from the database the service uses (DATABASE_URL, or the embedded one in local mode).
+// `npm run gen:types [-- --schema public] [--output src/types/database.ts] [--postgrest-version 12]`:
+// writes the TypeScript `Database` type of the exposed schema for `createClient<Database>()`, in the
+// Supabase CLI's format, from the database the service uses (DATABASE_URL, or the embedded one in
+// local mode).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { generateTypes } from '../typegen/generate.js';
@@ -8,7 +9,9 @@ import { bootstrapCommand, option } from './bootstrap.js';
 
 const argv = process.argv.slice(2);
 if (argv.includes('--help')) {
-  process.stdout.write('usage: npm run gen:types -- [--schema public[,other]] [--output file.ts]\n');
+  process.stdout.write(
+    'usage: npm run gen:types -- [--schema public[,other]] [--output file.ts] [--postgrest-version 12]\n',
+  );
   process.exit(0);
 }
 // By default, the schemas the data API exposes.
@@ -17,10 +20,18 @@ const schemas = (option(argv, 'schema') ?? process.env.DATA_API_SCHEMAS ?? 'publ
   .map((s) => s.trim())
   .filter(Boolean);
 const output = option(argv, 'output');
+const postgrestVersion = option(argv, 'postgrest-version');
+if (postgrestVersion !== undefined && !/^\d+(\.\d+)*$/.test(postgrestVersion)) {
+  process.stderr.write('--postgrest-version takes a version number, e.g. 12 or 13.0\n');
+  process.exit(2);
+}
 
 const context = await bootstrapCommand();
 try {
-  const text = await generateTypes(context.pool, { schemas });
+  const text = await generateTypes(context.pool, {
+    schemas,
+    ...(postgrestVersion ? { postgrestVersion } : {}),
+  });
   if (output) {
     await mkdir(dirname(output), { recursive: true });
     await writeFile(output, text);

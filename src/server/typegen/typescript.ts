@@ -360,14 +360,25 @@ ${enums.map((e) => `${q(e.name)}: [${e.enums.map(q).join(', ')}]`).join(',\n')} 
 export function renderTypes(
   catalog: Catalog,
   defaultSchema = 'public',
+  /** the PostgREST version whose features postgrest-js may assume (`__InternalSupabase`) */
+  postgrestVersion?: string,
 ): { head: string; helpers: string; tail: string } {
   const renderer = new Renderer(catalog);
   const schemas = [...catalog.schemas].sort((a, b) => a.localeCompare(b));
+  const internal =
+    postgrestVersion === undefined
+      ? ''
+      : `// Allows to automatically instantiate createClient with right options
+  // instead of createClient<Database, { PostgrestVersion: 'XX' }>(URL, KEY)
+  __InternalSupabase: {
+    PostgrestVersion: ${q(postgrestVersion)}
+  }`;
   return {
     head: `
 export type Json = string | number | boolean | null | { [key: string]: Json | undefined } | Json[]
 
 export type Database = {
+  ${internal}
   ${schemas.map((s) => renderer.schema(s)).join('\n')}
 }`,
     helpers: helperTypes(defaultSchema),
