@@ -156,6 +156,7 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
       limits: config.dataApi,
       connections: dataApiConnections(config.database.poolMax),
       trustProxy: config.trustProxy,
+      appUrl: config.appUrl,
     }),
   );
 

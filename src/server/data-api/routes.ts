@@ -2,7 +2,7 @@
 // bearer token), then runs the pipeline: parse -> plan and SQL -> execute -> respond. It is the
 // one place errors are rendered in PostgREST's format.
 import type { HttpBindings } from '@hono/node-server';
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import type { DataApiLimits } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { Claims } from '../db/transactions.js';
@@ -15,6 +15,8 @@ import { resolveCaller, type ProjectKeys } from '../identity/caller.js';
 import type { Logger } from '../logger.js';
 import { fromAuthError, isStatementTimeout, renderError, statementTimedOut, toHttpError } from './errors.js';
 import { execute, prepare, type Prepared } from './execute.js';
+import { acceptsOpenApi, OPENAPI_MEDIA_TYPE, openApiDocument } from './openapi.js';
+import { readSchemaAccess } from './openapi-access.js';
 import { parseApiRequest, splitPath, type ApiRequest } from './request.js';
 import { respond } from './response.js';
 import type { Schema, SchemaCache } from './schema-cache.js';
@@ -29,7 +31,12 @@ export interface DataApiDeps {
   /** connections the data API may hold at once (the rest of the pool stays free for sign-ins and pages) */
   connections: number;
   trustProxy: boolean;
+  /** the public base URL the OpenAPI description names as its host */
+  appUrl: string;
 }
+
+/** The schema the data API exposes. */
+const EXPOSED_SCHEMA = 'public';
 
 /** How long a request may wait for its caller's turn at the database. */
 const MAX_WAIT_MS = 10_000;
@@ -67,7 +74,60 @@ export function dataApiRoutes(deps: DataApiDeps): Hono<{ Bindings: HttpBindings 
     maxWaitMs: MAX_WAIT_MS,
   });
 
+  // GET /rest/v1/ (with or without the slash): the OpenAPI description of the exposed schema.
+  const describe = async (c: Context<{ Bindings: HttpBindings }>): Promise<Response> => {
+    let role = 'anon';
+    try {
+      const caller = await resolveCaller(c.req.raw.headers, deps.keys, deps.signer).catch(
+        (error: unknown) => {
+          throw isHttpError(error) ? fromAuthError(error) : error;
+        },
+      );
+      role = caller.claims.role;
+      const headers = c.req.raw.headers;
+      acceptsOpenApi(headers.get('accept'));
+      const profile = headers.get('accept-profile');
+      if (profile && profile !== EXPOSED_SCHEMA) {
+        throw new HttpError(406, `The schema must be one of the following: ${EXPOSED_SCHEMA}`, {
+          code: 'PGRST106',
+        });
+      }
+      const claims = caller.claims as Claims;
+      const schema = await deps.schemaCache.get();
+      const read = () => readSchemaAccess(deps.pool, claims, EXPOSED_SCHEMA);
+      const access =
+        claims.role === 'service_role'
+          ? await read()
+          : await gate.run(callerKey(claims, clientAddress(headers, c.env?.incoming, deps.trustProxy)), read);
+      const document = openApiDocument({ schema, schemaName: EXPOSED_SCHEMA, access, baseUrl: deps.appUrl });
+      return new Response(c.req.method === 'HEAD' ? null : JSON.stringify(document), {
+        status: 200,
+        headers: { 'content-type': `${OPENAPI_MEDIA_TYPE}; charset=utf-8` },
+      });
+    } catch (error) {
+      return fail(error, role, c.req.path, c.req.method);
+    }
+  };
+
+  const fail = (error: unknown, role: string, path: string, method: string): Response => {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code === 'string' && STALE_CACHE_STATES.has(code)) {
+      void deps.schemaCache.refreshAfterMiss().catch(() => undefined);
+    }
+    const rendered = toHttpError(error, role);
+    if (rendered) return renderError(rendered);
+    if (isStatementTimeout(error)) {
+      deps.logger.warn({ path, method }, 'data API statement timed out');
+      return renderError(statementTimedOut());
+    }
+    deps.logger.error({ err: error, path, method }, 'data API request failed');
+    return renderError(new HttpError(500, 'Internal server error', { code: 'PGRST500' }));
+  };
+
   app.all('/*', async (c) => {
+    if ((c.req.method === 'GET' || c.req.method === 'HEAD') && /^\/rest\/v1\/?$/.test(c.req.path)) {
+      return describe(c);
+    }
     let role = 'anon';
     try {
       const caller = await resolveCaller(c.req.raw.headers, deps.keys, deps.signer).catch(
@@ -116,18 +176,7 @@ export function dataApiRoutes(deps: DataApiDeps): Hono<{ Bindings: HttpBindings 
           : await gate.run(callerKey(claims, clientAddress(headers, c.env?.incoming, deps.trustProxy)), run);
       return respond(request, prepared.shape, result);
     } catch (error) {
-      const code = (error as { code?: unknown } | null)?.code;
-      if (typeof code === 'string' && STALE_CACHE_STATES.has(code)) {
-        void deps.schemaCache.refreshAfterMiss().catch(() => undefined);
-      }
-      const rendered = toHttpError(error, role);
-      if (rendered) return renderError(rendered);
-      if (isStatementTimeout(error)) {
-        deps.logger.warn({ path: c.req.path, method: c.req.method }, 'data API statement timed out');
-        return renderError(statementTimedOut());
-      }
-      deps.logger.error({ err: error, path: c.req.path, method: c.req.method }, 'data API request failed');
-      return renderError(new HttpError(500, 'Internal server error', { code: 'PGRST500' }));
+      return fail(error, role, c.req.path, c.req.method);
     }
   });
   return app;
