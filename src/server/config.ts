@@ -7,6 +7,7 @@ import { SignJWT } from 'jose';
 import { z } from 'zod';
 import { plansSchema, type Plan } from './billing/plans.js';
 import { loadAuthMailTemplates, type AuthMailTemplates } from './identity/mail-templates.js';
+import { parseOAuthProviders, type OAuthProvider } from './identity/oauth/providers.js';
 import { createRedirectPolicy } from './identity/redirects.js';
 
 /** Local mode = no DATABASE_URL: embedded Postgres and generated secrets. Production = everything explicit. */
@@ -103,6 +104,8 @@ export interface Config {
   stripeApiBase: string | undefined;
   database: DatabaseLimits;
   dataApi: DataApiLimits;
+  /** sign-in with OAuth/OIDC providers: the enabled EXTERNAL_<PROVIDER>_* ones */
+  oauthProviders: OAuthProvider[];
 }
 
 /** How the service uses its PostgreSQL connections. */
@@ -337,7 +340,9 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
   }
   const siteUrl = (e.SITE_URL ?? appUrl).replace(/\/+$/, '');
   let templates: AuthMailTemplates;
+  let oauthProviders: OAuthProvider[];
   try {
+    oauthProviders = parseOAuthProviders(env, authUrl);
     // Both are checked now so a bad pattern or template stops the start, not a sign-up later.
     createRedirectPolicy({ siteUrl, appUrl, allowList: e.URI_ALLOW_LIST });
     templates = loadAuthMailTemplates(e.MAIL_TEMPLATES_DIR);
@@ -415,5 +420,6 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       maxPatternLength: e.DATA_API_MAX_PATTERN_LENGTH,
       maxFilterTerms: e.DATA_API_MAX_FILTER_TERMS,
     },
+    oauthProviders,
   };
 }
