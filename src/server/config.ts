@@ -106,6 +106,8 @@ export interface Config {
   dataApi: DataApiLimits;
   /** sign-in with OAuth/OIDC providers: the enabled EXTERNAL_<PROVIDER>_* ones */
   oauthProviders: OAuthProvider[];
+  /** signed-in users may link and unlink identities (SECURITY_MANUAL_LINKING_ENABLED) */
+  manualLinking: boolean;
 }
 
 /** How the service uses its PostgreSQL connections. */
@@ -213,6 +215,7 @@ const envSchema = z.object({
   SECURE_EMAIL_CHANGE: boolFlag.default(true),
   SECURE_PASSWORD_CHANGE: boolFlag.default(false),
   REQUIRE_CURRENT_PASSWORD: boolFlag.default(false),
+  SECURITY_MANUAL_LINKING_ENABLED: boolFlag.default(false),
   MAIL_TEMPLATES_DIR: z.string().min(1).optional(),
   PRODUCT_NAME: z.string().trim().min(1).max(100).default('Tenantry'),
   SMTP_URL: z
@@ -421,5 +424,6 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       maxFilterTerms: e.DATA_API_MAX_FILTER_TERMS,
     },
     oauthProviders,
+    manualLinking: e.SECURITY_MANUAL_LINKING_ENABLED,
   };
 }

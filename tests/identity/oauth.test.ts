@@ -20,7 +20,12 @@ const AUTH = 'https://auth.example.com';
 
 beforeAll(async () => {
   provider = await startStandInProvider();
-  server = await startTestServer({ SITE_URL: SITE, AUTH_URL: AUTH, ...provider.env() });
+  server = await startTestServer({
+    SITE_URL: SITE,
+    AUTH_URL: AUTH,
+    SECURITY_MANUAL_LINKING_ENABLED: 'true',
+    ...provider.env(),
+  });
 });
 afterAll(async () => {
   await server?.close();
@@ -480,5 +485,32 @@ describe('/authorize refusals', () => {
   test('/settings says which providers are enabled', async () => {
     const settings = await call(server, 'GET', '/auth/v1/settings');
     expect(settings.body.external).toMatchObject({ email: true, google: true, github: true, azure: false });
+  });
+});
+
+describe('manual linking is off unless enabled, as in GoTrue', () => {
+  let plain: TestServer;
+  beforeAll(async () => {
+    plain = await startTestServer({ SITE_URL: SITE, ...provider.env() });
+  });
+  afterAll(async () => plain?.close());
+
+  test('linkIdentity and unlinkIdentity say "Manual linking is disabled"; the provider stays enabled', async () => {
+    const c = createClient(plain.url, plain.config.projectApiKey, {
+      auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
+      realtime: { transport: ws as unknown as typeof WebSocket },
+    });
+    const email = `plain${++counter}-${Date.now()}@example.com`;
+    expect((await c.auth.signUp({ email, password: PASSWORD })).error).toBeNull();
+    const linked = await c.auth.linkIdentity({ provider: 'google', options: { skipBrowserRedirect: true } });
+    expect(linked.error?.message).toContain('Manual linking is disabled');
+    expect(linked.error?.status).toBe(404);
+    expect(linked.error?.code).toBe('manual_linking_disabled');
+    const identities = (await c.auth.getUserIdentities()).data!.identities;
+    const unlinked = await c.auth.unlinkIdentity(identities[0]!);
+    expect(unlinked.error?.message).toContain('Manual linking is disabled');
+    expect((await c.auth.getUserIdentities()).data!.identities).toHaveLength(1);
+    const settings = await call(plain, 'GET', '/auth/v1/settings');
+    expect((settings.body.external as Record<string, boolean>).google).toBe(true);
   });
 });

@@ -358,9 +358,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.delete('/user/identities/:id', async (c) => {
     const claims = requireUser(c.get('caller'));
-    const id = uuid.safeParse(c.req.param('id'));
-    if (!id.success) throw authError(404, 'validation_failed', 'identity_id must be an UUID');
-    await service.unlinkIdentity(claims, id.data);
+    await service.unlinkIdentity(claims, c.req.param('id'));
     return c.json({});
   });
 

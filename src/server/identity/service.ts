@@ -62,7 +62,7 @@ export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner
         otpExpirySeconds: email.otpExpirySeconds,
       },
     },
-    oauth: { providers: config.oauthProviders },
+    oauth: { providers: config.oauthProviders, manualLinking: config.manualLinking },
   };
 }
 

@@ -38,7 +38,7 @@ export interface IdentityDeps {
   /** tokens, links and e-mails of the e-mail actions */
   email: EmailActionSettings;
   /** sign-in with OAuth/OIDC providers: the enabled ones (EXTERNAL_*) */
-  oauth: { providers: OAuthProvider[] };
+  oauth: { providers: OAuthProvider[]; manualLinking: boolean };
 }
 
 export interface TokenResponse {

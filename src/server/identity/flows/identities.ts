@@ -4,10 +4,13 @@ import { withService } from '../../db/transactions.js';
 import type { AccessTokenClaims } from '../access-tokens.js';
 import { authError } from '../errors.js';
 import { refreshProviders } from '../oauth/accounts.js';
+import { oauthErrors } from './oauth.js';
+import { uuid } from '../request-schemas.js';
 import { renderUser } from '../users.js';
 import { requireLiveUser, type IdentityDeps } from './context.js';
 
 export const identityErrors = {
+  notUuid: () => authError(404, 'validation_failed', 'identity_id must be an UUID'),
   notFound: () => authError(422, 'identity_not_found', "Identity doesn't exist"),
   lastIdentity: () =>
     authError(422, 'single_identity_not_deletable', 'User must have at least 1 identity after unlinking'),
@@ -19,12 +22,17 @@ export async function listIdentities(deps: IdentityDeps, claims: AccessTokenClai
   return renderUser(user).identities as unknown[];
 }
 
-/** Removes one of the user's identities (identity_id), refusing to remove the last one. */
+/**
+ * Removes one of the user's identities (identity_id), refusing to remove the last one. Like
+ * GoTrue, only when manual linking is enabled (SECURITY_MANUAL_LINKING_ENABLED).
+ */
 export async function unlinkIdentity(
   deps: IdentityDeps,
   claims: AccessTokenClaims,
   identityId: string,
 ): Promise<void> {
+  if (!deps.oauth.manualLinking) throw oauthErrors.manualLinkingDisabled();
+  if (!uuid.safeParse(identityId).success) throw identityErrors.notUuid();
   await withService(deps.pool, async (tx) => {
     // The user row is locked so two unlinks at once cannot remove the last two identities.
     await tx.query('select 1 from auth.users where id = $1 for update', [claims.sub]);

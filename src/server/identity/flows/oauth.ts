@@ -67,6 +67,7 @@ export const oauthErrors = {
   stateUnknown: () => authError(400, 'bad_oauth_state', 'OAuth state not found or expired'),
   stateExpired: () => authError(400, 'bad_oauth_state', 'OAuth state has expired'),
   providerRefused: (message: string) => authError(400, 'bad_oauth_callback', message),
+  manualLinkingDisabled: () => authError(404, 'manual_linking_disabled', 'Manual linking is disabled'),
 };
 
 function findProvider(deps: IdentityDeps, name: string): OAuthProvider {
@@ -79,6 +80,7 @@ function findProvider(deps: IdentityDeps, name: string): OAuthProvider {
 
 /** The provider's authorization URL for this request; its state is stored for the callback. */
 export async function authorize(deps: IdentityDeps, input: AuthorizeInput): Promise<string> {
+  if (input.linkingUserId && !deps.oauth.manualLinking) throw oauthErrors.manualLinkingDisabled();
   const provider = findProvider(deps, input.provider);
   const redirectTo = chooseRedirect(deps.redirects, input.redirectTo, input.referer);
   const checks = newAuthorizationChecks();
