@@ -491,7 +491,7 @@ describe('/authorize refusals', () => {
 describe('manual linking is off unless enabled, as in GoTrue', () => {
   let plain: TestServer;
   beforeAll(async () => {
-    plain = await startTestServer({ SITE_URL: SITE, ...provider.env() });
+    plain = await startTestServer({ SITE_URL: SITE, RATE_LIMIT_SIGNIN_PER_ADDRESS: '3', ...provider.env() });
   });
   afterAll(async () => plain?.close());
 
@@ -512,5 +512,17 @@ describe('manual linking is off unless enabled, as in GoTrue', () => {
     expect((await c.auth.getUserIdentities()).data!.identities).toHaveLength(1);
     const settings = await call(plain, 'GET', '/auth/v1/settings');
     expect((settings.body.external as Record<string, boolean>).google).toBe(true);
+  });
+
+  test('starting sign-ins counts against the per-address sign-in limit (each start stores a state)', async () => {
+    const start = () => fetch(`${plain.url}/auth/v1/authorize?provider=google`, { redirect: 'manual' });
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i += 1) statuses.push((await start()).status);
+    expect(statuses).toEqual([302, 302, 302, 429]);
+    const refused = await start();
+    expect(((await refused.json()) as { error_code: string }).error_code).toBe('over_request_rate_limit');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    const stored = await plain.pool.query('select count(*)::int as n from auth.oauth_states');
+    expect(stored.rows[0].n).toBe(3);
   });
 });

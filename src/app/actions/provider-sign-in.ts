@@ -5,6 +5,7 @@
 // which exchanges the code with this browser's verifier for the session.
 import { redirect } from 'next/navigation';
 import { isHttpError } from '@/server/http/errors';
+import { requestContext } from '@/app/lib/client';
 import { confirmUrl, startEmailFlow } from '@/app/lib/email-links';
 import { flash } from '@/app/lib/flash';
 import { safeNext, services } from '@/app/lib/session';
@@ -28,10 +29,16 @@ export async function providerSignInAction(form: FormData): Promise<void> {
       pkce: await startEmailFlow(),
       queryParams: {},
       linkingUserId: null,
+      ip: (await requestContext()).ip,
     });
   } catch (error) {
     if (!isHttpError(error)) throw error;
-    await flash('error', 'That sign-in service cannot be reached right now; try again in a moment');
+    await flash(
+      'error',
+      error.status === 429
+        ? 'Too many sign-in attempts from here; try again in a few minutes'
+        : 'That sign-in service cannot be reached right now; try again in a moment',
+    );
     redirect('/sign-in');
   }
   redirect(location);

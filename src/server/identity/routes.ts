@@ -77,13 +77,18 @@ function redirectInput(c: Context<Env>) {
 }
 
 /** /authorize's query as auth-js sends it; other parameters go on to the provider. */
-function oauthAuthorizeInput(c: Context<Env>, linkingUserId: string | null): AuthorizeInput {
+function oauthAuthorizeInput(
+  c: Context<Env>,
+  trustProxy: boolean,
+  linkingUserId: string | null,
+): AuthorizeInput {
   return {
     provider: c.req.query('provider') ?? '',
     scopes: c.req.query('scopes') ?? '',
     pkce: parsePkceParams(c.req.query('code_challenge'), c.req.query('code_challenge_method')),
     queryParams: c.req.query(),
     linkingUserId,
+    ip: requestContext(c, trustProxy).ip,
     ...redirectInput(c),
   };
 }
@@ -175,7 +180,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   // The browser comes here without an apikey (a link or button starts it), as with the gateway.
   app.get('/authorize', async (c) => {
-    const location = await service.oauthAuthorize(oauthAuthorizeInput(c, null));
+    const location = await service.oauthAuthorize(oauthAuthorizeInput(c, deps.trustProxy, null));
     return c.redirect(location, 302);
   });
 
@@ -351,7 +356,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.get('/user/identities/authorize', async (c) => {
     const claims = requireUser(c.get('caller'));
-    const location = await service.oauthAuthorize(oauthAuthorizeInput(c, claims.sub));
+    const location = await service.oauthAuthorize(oauthAuthorizeInput(c, deps.trustProxy, claims.sub));
     if (c.req.query('skip_http_redirect') === 'true') return c.json({ url: location });
     return c.redirect(location, 302);
   });

@@ -17,6 +17,7 @@ import {
 import { KNOWN_PROVIDERS, type OAuthProvider } from '../oauth/providers.js';
 import { saveState, takeState } from '../oauth/states.js';
 import { createFlowState, issueAuthCode, type PkceChallenge } from '../pkce.js';
+import { enforceLimits } from '../rate-limit.js';
 import { chooseRedirect } from '../redirects.js';
 import { openSession } from '../sessions.js';
 import { tokenResponse, type IdentityDeps, type RequestContext } from './context.js';
@@ -31,6 +32,8 @@ export interface AuthorizeInput {
   queryParams: Record<string, string>;
   /** set by /user/identities/authorize: the signed-in user the identity is for */
   linkingUserId: string | null;
+  /** the client address: each start stores a state, so starts count against the sign-in limit */
+  ip: string | null;
 }
 
 // Parameters only this service decides; a caller's copy of them is dropped, never forwarded.
@@ -82,6 +85,16 @@ function findProvider(deps: IdentityDeps, name: string): OAuthProvider {
 export async function authorize(deps: IdentityDeps, input: AuthorizeInput): Promise<string> {
   if (input.linkingUserId && !deps.oauth.manualLinking) throw oauthErrors.manualLinkingDisabled();
   const provider = findProvider(deps, input.provider);
+  if (input.ip) {
+    const limits = deps.settings.rateLimits;
+    await enforceLimits(deps.pool, [
+      {
+        bucket: `authorize:ip:${input.ip}`,
+        max: limits.signInPerAddress,
+        windowSeconds: limits.windowSeconds,
+      },
+    ]);
+  }
   const redirectTo = chooseRedirect(deps.redirects, input.redirectTo, input.referer);
   const checks = newAuthorizationChecks();
   const scopes = input.scopes.split(/[\s,]+/).filter(Boolean);
