@@ -4,7 +4,7 @@
 // replayed state, mismatched verifiers, ID tokens with the wrong audience, issuer, nonce or
 // signature, an unverified e-mail, a redirect_to that is not allowed).
 import { randomUUID } from 'node:crypto';
-import { createClient, type SupabaseClient } from '@supabase/supabase-js';
+import { createClient, type Provider, type SupabaseClient } from '@supabase/supabase-js';
 import ws from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { followToApp, startStandInProvider, type StandInProvider } from '../support/oidc-provider.js';
@@ -25,6 +25,12 @@ beforeAll(async () => {
     AUTH_URL: AUTH,
     SECURITY_MANUAL_LINKING_ENABLED: 'true',
     ...provider.env(),
+    // The same stand-in as a generic OIDC issuer, found through its discovery document.
+    EXTERNAL_OIDC_ENABLED: 'true',
+    EXTERNAL_OIDC_CLIENT_ID: provider.clientId,
+    EXTERNAL_OIDC_SECRET: provider.clientSecret,
+    EXTERNAL_OIDC_URL: provider.url,
+    EXTERNAL_OIDC_NAME: 'Acme SSO',
   });
 });
 afterAll(async () => {
@@ -141,6 +147,9 @@ describe('the PKCE round trip', () => {
       identity_data: { email: person.email, email_verified: true, sub: person.sub },
     });
 
+    const stored = await server.pool.query('select email from auth.identities where user_id = $1', [user.id]);
+    expect(stored.rows).toEqual([{ email: person.email }]);
+
     // The code works once.
     const again = await call(server, 'POST', '/auth/v1/token?grant_type=pkce', {
       body: { auth_code: code, code_verifier: 'v'.repeat(43) },
@@ -175,6 +184,20 @@ describe('the PKCE round trip', () => {
     // The rightful client still can.
     const { error } = await alice.auth.exchangeCodeForSession(code);
     expect(error).toBeNull();
+  });
+
+  test('a generic OIDC issuer (EXTERNAL_OIDC_*) signs in like the named ones', async () => {
+    const person = newPerson();
+    const c = client();
+    const { data: start } = await c.auth.signInWithOAuth({
+      provider: 'oidc' as Provider,
+      options: { redirectTo: CALLBACK, skipBrowserRedirect: true },
+    });
+    const landing = await toApp(start.url!);
+    const { data, error } = await c.auth.exchangeCodeForSession(landing.searchParams.get('code')!);
+    expect(error).toBeNull();
+    expect(data.user!.email).toBe(person.email);
+    expect(data.user!.app_metadata.provider).toBe('oidc');
   });
 
   test('GitHub: the user API says who signed in, and its verified primary e-mail', async () => {
@@ -484,7 +507,14 @@ describe('/authorize refusals', () => {
 
   test('/settings says which providers are enabled', async () => {
     const settings = await call(server, 'GET', '/auth/v1/settings');
-    expect(settings.body.external).toMatchObject({ email: true, google: true, github: true, azure: false });
+    expect(settings.body.external).toMatchObject({
+      email: true,
+      google: true,
+      github: true,
+      oidc: true,
+      azure: false,
+      gitlab: false,
+    });
   });
 });
 
