@@ -31,6 +31,11 @@ beforeAll(async () => {
     EXTERNAL_OIDC_SECRET: provider.clientSecret,
     EXTERNAL_OIDC_URL: provider.url,
     EXTERNAL_OIDC_NAME: 'Acme SSO',
+    // A GitLab that cannot be reached (nothing listens on port 1).
+    EXTERNAL_GITLAB_ENABLED: 'true',
+    EXTERNAL_GITLAB_CLIENT_ID: 'gitlab-client',
+    EXTERNAL_GITLAB_SECRET: 'gitlab-secret',
+    EXTERNAL_GITLAB_URL: 'http://127.0.0.1:1',
   });
 });
 afterAll(async () => {
@@ -487,6 +492,17 @@ describe('/authorize refusals', () => {
     expect(badPkce.body.error_code).toBe('validation_failed');
   });
 
+  test('a provider that cannot be reached is 502 provider_unreachable, and nothing is stored', async () => {
+    const before = await server.pool.query('select count(*)::int as n from auth.oauth_states');
+    const response = await fetch(`${server.url}/auth/v1/authorize?provider=gitlab`, { redirect: 'manual' });
+    expect(response.status).toBe(502);
+    const body = (await response.json()) as { error_code: string; msg: string };
+    expect(body.error_code).toBe('provider_unreachable');
+    expect(body.msg).toBe('The GitLab sign-in service could not be reached');
+    const after = await server.pool.query('select count(*)::int as n from auth.oauth_states');
+    expect(after.rows[0].n).toBe(before.rows[0].n);
+  });
+
   test('parameters only the service decides are not passed on from the caller', async () => {
     newPerson();
     const c = client();
@@ -512,8 +528,8 @@ describe('/authorize refusals', () => {
       google: true,
       github: true,
       oidc: true,
+      gitlab: true,
       azure: false,
-      gitlab: false,
     });
   });
 });
