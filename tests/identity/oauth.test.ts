@@ -572,3 +572,61 @@ describe('manual linking is off unless enabled, as in GoTrue', () => {
     expect(stored.rows[0].n).toBe(3);
   });
 });
+
+describe('who may get a new account', () => {
+  async function landingOn(target: TestServer): Promise<URL> {
+    const c = createClient(target.url, target.config.projectApiKey, {
+      auth: { flowType: 'pkce', persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
+      realtime: { transport: ws as unknown as typeof WebSocket },
+    });
+    const { data } = await c.auth.signInWithOAuth({
+      provider: 'google',
+      options: { redirectTo: CALLBACK, skipBrowserRedirect: true },
+    });
+    // These servers' public address is their own (no AUTH_URL): the callback is reached directly.
+    const origin = target.config.authUrl;
+    return followToApp(data.url!, SITE, { publicOrigin: origin, realOrigin: target.url });
+  }
+  const countOn = async (target: TestServer, email: string) =>
+    (await target.pool.query('select count(*)::int as n from auth.users where email = $1', [email])).rows[0]
+      .n as number;
+
+  test('with DISABLE_SIGNUP a provider signs in existing accounts only', async () => {
+    const closed = await startTestServer({ SITE_URL: SITE, DISABLE_SIGNUP: 'true', ...provider.env() });
+    try {
+      const stranger = newPerson();
+      const refused = await landingOn(closed);
+      expectRefusal(refused, 'signup_disabled');
+      expect(refused.searchParams.get('error')).toBe('access_denied');
+      expect(await countOn(closed, stranger.email)).toBe(0);
+
+      const member = newPerson();
+      const created = await closed
+        .adminClient()
+        .auth.admin.createUser({ email: member.email, email_confirm: true });
+      expect(created.error).toBeNull();
+      const joined = await landingOn(closed);
+      expect(joined.searchParams.get('code')).toBeTruthy();
+    } finally {
+      await closed.close();
+    }
+  });
+
+  test('with AUTH_AUTOCONFIRM=false an address the provider did not verify creates no account', async () => {
+    const confirming = await startTestServer({
+      SITE_URL: SITE,
+      AUTH_AUTOCONFIRM: 'false',
+      ...provider.env(),
+    });
+    try {
+      const unverified = newPerson({ email_verified: false });
+      expectRefusal(await landingOn(confirming), 'provider_email_needs_verification');
+      expect(await countOn(confirming, unverified.email)).toBe(0);
+      const verified = newPerson();
+      expect((await landingOn(confirming)).searchParams.get('code')).toBeTruthy();
+      expect(await countOn(confirming, verified.email)).toBe(1);
+    } finally {
+      await confirming.close();
+    }
+  });
+});
