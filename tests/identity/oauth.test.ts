@@ -301,6 +301,7 @@ describe('ID tokens that must be refused', () => {
     ['another audience', { aud: 'someone-else' }],
     ['another issuer', { iss: 'https://issuer.example.net' }],
     ['another nonce', { nonce: 'not-the-nonce-we-sent' }],
+    ['no nonce at all', { nonce: '' }],
     ['a signature by a key the provider does not publish', { foreignKey: true }],
   ];
   test.each(cases)('%s', async (_name, tamper) => {

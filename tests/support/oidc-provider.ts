@@ -18,6 +18,7 @@ export interface StandInPerson {
 export interface IdTokenTampering {
   aud?: string;
   iss?: string;
+  /** another nonce; '' leaves the nonce out */
   nonce?: string;
   /** sign with a key the JWKS does not publish (same kid) */
   foreignKey?: boolean;
