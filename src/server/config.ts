@@ -7,6 +7,7 @@ import { SignJWT } from 'jose';
 import { z } from 'zod';
 import { plansSchema, type Plan } from './billing/plans.js';
 import { loadAuthMailTemplates, type AuthMailTemplates } from './identity/mail-templates.js';
+import { parseOAuthProviders, type OAuthProvider } from './identity/oauth/providers.js';
 import { createRedirectPolicy } from './identity/redirects.js';
 import { generateDevKeys, parseKeySet, type TokenKeySet } from './identity/signing-keys.js';
 
@@ -112,6 +113,10 @@ export interface Config {
   stripeApiBase: string | undefined;
   database: DatabaseLimits;
   dataApi: DataApiLimits;
+  /** sign-in with OAuth/OIDC providers: the enabled EXTERNAL_<PROVIDER>_* ones */
+  oauthProviders: OAuthProvider[];
+  /** signed-in users may link and unlink identities (SECURITY_MANUAL_LINKING_ENABLED) */
+  manualLinking: boolean;
 }
 
 /** How the service uses its PostgreSQL connections. */
@@ -223,6 +228,7 @@ const envSchema = z.object({
   SECURE_EMAIL_CHANGE: boolFlag.default(true),
   SECURE_PASSWORD_CHANGE: boolFlag.default(false),
   REQUIRE_CURRENT_PASSWORD: boolFlag.default(false),
+  SECURITY_MANUAL_LINKING_ENABLED: boolFlag.default(false),
   MAIL_TEMPLATES_DIR: z.string().min(1).optional(),
   PRODUCT_NAME: z.string().trim().min(1).max(100).default('Tenantry'),
   SMTP_URL: z
@@ -369,7 +375,9 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
   }
   const siteUrl = (e.SITE_URL ?? appUrl).replace(/\/+$/, '');
   let templates: AuthMailTemplates;
+  let oauthProviders: OAuthProvider[];
   try {
+    oauthProviders = parseOAuthProviders(env, authUrl);
     // Both are checked now so a bad pattern or template stops the start, not a sign-up later.
     createRedirectPolicy({ siteUrl, appUrl, allowList: e.URI_ALLOW_LIST });
     templates = loadAuthMailTemplates(e.MAIL_TEMPLATES_DIR);
@@ -451,5 +459,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       maxPatternLength: e.DATA_API_MAX_PATTERN_LENGTH,
       maxFilterTerms: e.DATA_API_MAX_FILTER_TERMS,
     },
+    oauthProviders,
+    manualLinking: e.SECURITY_MANUAL_LINKING_ENABLED,
   };
 }

@@ -25,8 +25,11 @@ import {
   type BrowserSuite,
 } from '../support/browser-suite.js';
 import { flashAfter } from '../support/flash.js';
+import { startStandInProvider, type StandInProvider } from '../support/oidc-provider.js';
 
 let suite: BrowserSuite;
+// Configured so the sign-in and sign-up pages show their "Continue with …" buttons.
+let provider: StandInProvider;
 let owner: Page;
 let slug: string;
 let invitationLink: string;
@@ -45,7 +48,8 @@ async function addMember(email: string, role: string) {
 }
 
 beforeAll(async () => {
-  suite = await startBrowserSuite({ BILLING_PLANS: '[]' });
+  provider = await startStandInProvider();
+  suite = await startBrowserSuite({ BILLING_PLANS: '[]', ...provider.env() });
   owner = await signUpInBrowser(suite, 'ada@example.com');
   await owner.goto(url('/settings/profile'));
   await owner.fill('input[name=display_name]', 'Ada Lovelace');
@@ -71,7 +75,10 @@ beforeAll(async () => {
   );
   invitationLink = /(https?:\/\/\S+\/invitations\/accept\?token=\w+)/.exec(mail.rows[0]!.text_body)![1]!;
 }, 300_000);
-afterAll(async () => suite?.stop());
+afterAll(async () => {
+  await suite?.stop();
+  await provider?.close();
+});
 
 test(
   'a double click creates one record, and the button shows it is working',

@@ -53,6 +53,8 @@ describe('production mode (DATABASE_URL set)', () => {
     ['MAILER_OTP_LENGTH', { MAILER_OTP_LENGTH: '4' }],
     ['SMTP_MAX_FREQUENCY', { SMTP_MAX_FREQUENCY: 'soon' }],
     ['SECURE_EMAIL_CHANGE', { SECURE_EMAIL_CHANGE: 'perhaps' }],
+    ['EXTERNAL_GITHUB_SECRET', { EXTERNAL_GITHUB_ENABLED: 'true', EXTERNAL_GITHUB_CLIENT_ID: 'id' }],
+    ['SECURITY_MANUAL_LINKING_ENABLED', { SECURITY_MANUAL_LINKING_ENABLED: 'sometimes' }],
   ])('a bad %s is named in the error', async (name, bad) => {
     const error = await loadConfig({ DATABASE_URL: 'postgres://x@localhost/db', ...secrets, ...bad }).catch(
       (e: unknown) => e,

@@ -2,6 +2,7 @@
 // Someone already signed in goes on to where they were headed, or their workspaces.
 import Link from 'next/link';
 import { redirect } from 'next/navigation';
+import { ProviderButtons } from '@/app/components/provider-buttons';
 import { SignInForm } from '@/app/sign-in/sign-in-form';
 import { localPath, safeNext } from '@/app/lib/redirect-target';
 import { currentUser } from '@/app/lib/session';
@@ -25,6 +26,7 @@ export default async function SignInPage({
       </div>
       <div className="rounded-lg border bg-card p-6 shadow-xs">
         <SignInForm next={next} />
+        <ProviderButtons next={next} />
       </div>
       <p className="mt-6 text-center text-sm text-muted-foreground">
         New here?{' '}

@@ -2,6 +2,7 @@
 // An invitation link pre-fills the invited e-mail; someone already signed in goes on.
 import Link from 'next/link';
 import { redirect } from 'next/navigation';
+import { ProviderButtons } from '@/app/components/provider-buttons';
 import { SignUpForm } from '@/app/sign-up/sign-up-form';
 import { localPath, safeNext } from '@/app/lib/redirect-target';
 import { currentUser } from '@/app/lib/session';
@@ -27,6 +28,7 @@ export default async function SignUpPage({
       </div>
       <div className="rounded-lg border bg-card p-6 shadow-xs">
         <SignUpForm next={next} email={prefill} minLength={getRuntime().config.minPasswordLength} />
+        <ProviderButtons next={next} />
       </div>
       <p className="mt-6 text-center text-sm text-muted-foreground">
         Already have an account?{' '}

@@ -9,8 +9,9 @@ import { authError, errors } from './errors.js';
 
 export type CodeChallengeMethod = 's256' | 'plain';
 
-/** GoTrue's authentication methods for e-mail flows; the exchange's session carries it as amr. */
-export type FlowAuthenticationMethod = 'email/signup' | 'recovery' | 'magiclink' | 'invite' | 'email_change';
+/** GoTrue's authentication methods for PKCE flows; the exchange's session carries it as amr. */
+export type FlowAuthenticationMethod =
+  'email/signup' | 'recovery' | 'magiclink' | 'invite' | 'email_change' | 'oauth';
 
 export interface PkceChallenge {
   codeChallenge: string;

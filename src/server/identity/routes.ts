@@ -32,6 +32,8 @@ import {
   verifyBody,
 } from './request-schemas.js';
 import type { IdentityService, RequestContext } from './service.js';
+import type { AuthorizeInput } from './flows/oauth.js';
+import { KNOWN_PROVIDERS } from './oauth/providers.js';
 import type { VerifyInput } from './flows/verify.js';
 import { renderUser } from './users.js';
 import type { Logger } from 'pino';
@@ -75,6 +77,23 @@ function requestContext(c: Context<Env>, trustProxy: boolean): RequestContext {
 /** redirect_to as auth-js sends it (a query parameter), and the Referer GoTrue falls back to. */
 function redirectInput(c: Context<Env>) {
   return { redirectTo: c.req.query('redirect_to'), referer: c.req.header('referer') ?? null };
+}
+
+/** /authorize's query as auth-js sends it; other parameters go on to the provider. */
+function oauthAuthorizeInput(
+  c: Context<Env>,
+  trustProxy: boolean,
+  linkingUserId: string | null,
+): AuthorizeInput {
+  return {
+    provider: c.req.query('provider') ?? '',
+    scopes: c.req.query('scopes') ?? '',
+    pkce: parsePkceParams(c.req.query('code_challenge'), c.req.query('code_challenge_method')),
+    queryParams: c.req.query(),
+    linkingUserId,
+    ip: requestContext(c, trustProxy).ip,
+    ...redirectInput(c),
+  };
 }
 
 const RESEND_TYPES = ['signup', 'email_change', 'sms', 'phone_change'] as const;
@@ -163,6 +182,21 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     return c.redirect(location, 303);
   });
 
+  // The browser comes here without an apikey (a link or button starts it), as with the gateway.
+  app.get('/authorize', async (c) => {
+    const location = await service.oauthAuthorize(oauthAuthorizeInput(c, deps.trustProxy, null));
+    return c.redirect(location, 302);
+  });
+
+  app.get('/callback', async (c) => {
+    const location = await service.oauthCallback(
+      new URL(c.req.url),
+      requestContext(c, deps.trustProxy),
+      (err) => deps.logger.warn({ err }, 'sign-in with a provider failed'),
+    );
+    return c.redirect(location, 302);
+  });
+
   app.post('/verify', async (c) => {
     const input = verifyInput(await readJsonBody(c.req.raw));
     return c.json(await service.verifyPost(input, requestContext(c, deps.trustProxy)));
@@ -183,7 +217,14 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.get('/settings', (c) =>
     c.json({
-      external: { email: true, phone: false, anonymous_users: deps.anonymousSignIns },
+      external: {
+        email: true,
+        phone: false,
+        anonymous_users: deps.anonymousSignIns,
+        ...Object.fromEntries(
+          KNOWN_PROVIDERS.map((name) => [name, service.oauthProviders().some((p) => p.name === name)]),
+        ),
+      },
       disable_signup: deps.disableSignup,
       mailer_autoconfirm: deps.autoconfirm,
       phone_autoconfirm: false,
@@ -320,6 +361,23 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
         ...redirectInput(c),
       }),
     );
+  });
+
+  app.get('/user/identities', async (c) =>
+    c.json({ identities: await service.listIdentities(requireUser(c.get('caller'))) }),
+  );
+
+  app.get('/user/identities/authorize', async (c) => {
+    const claims = requireUser(c.get('caller'));
+    const location = await service.oauthAuthorize(oauthAuthorizeInput(c, deps.trustProxy, claims.sub));
+    if (c.req.query('skip_http_redirect') === 'true') return c.json({ url: location });
+    return c.redirect(location, 302);
+  });
+
+  app.delete('/user/identities/:id', async (c) => {
+    const claims = requireUser(c.get('caller'));
+    await service.unlinkIdentity(claims, c.req.param('id'));
+    return c.json({});
   });
 
   app.get('/reauthenticate', async (c) => c.json(await service.reauthenticate(requireUser(c.get('caller')))));

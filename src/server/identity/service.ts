@@ -13,6 +13,8 @@ import * as recoverFlow from './flows/recover.js';
 import * as resendFlow from './flows/resend.js';
 import { atLeast, EMAIL_REQUEST_FLOOR_MS } from './uniform-timing.js';
 import * as grants from './flows/token-grants.js';
+import * as identities from './flows/identities.js';
+import * as oauth from './flows/oauth.js';
 import * as user from './flows/user.js';
 import * as verify from './flows/verify.js';
 import { createOneTimeTokenKey } from './one-time-tokens.js';
@@ -62,6 +64,7 @@ export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner
         otpExpirySeconds: email.otpExpirySeconds,
       },
     },
+    oauth: { providers: config.oauthProviders, manualLinking: config.manualLinking },
   };
 }
 
@@ -129,6 +132,29 @@ export class IdentityService {
 
   signOut(claims: AccessTokenClaims, scope: LogoutScope): Promise<void> {
     return user.signOut(this.deps, claims, scope);
+  }
+
+  /** Where /authorize (or /user/identities/authorize) sends the browser: the provider. */
+  oauthAuthorize(input: oauth.AuthorizeInput): Promise<string> {
+    return oauth.authorize(this.deps, input);
+  }
+
+  /** Where /callback sends the browser: redirect_to with the session, a code, or the refusal. */
+  oauthCallback(url: URL, context: RequestContext, onUnexpected: (error: unknown) => void): Promise<string> {
+    return oauth.callback(this.deps, url, context, onUnexpected);
+  }
+
+  /** The enabled providers' names and button labels, for sign-in pages. */
+  oauthProviders(): { name: string; label: string }[] {
+    return this.deps.oauth.providers.map((p) => ({ name: p.name, label: p.label }));
+  }
+
+  listIdentities(claims: AccessTokenClaims) {
+    return identities.listIdentities(this.deps, claims);
+  }
+
+  unlinkIdentity(claims: AccessTokenClaims, identityId: string): Promise<void> {
+    return identities.unlinkIdentity(this.deps, claims, identityId);
   }
 
   adminCreateUser(input: admin.AdminNewUser) {

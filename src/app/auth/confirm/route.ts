@@ -1,7 +1,8 @@
 // GET /auth/confirm?code=…&next=/path: where e-mailed links (sign-up confirmation, password reset,
 // sign-in link, e-mail change) come back to. The code is exchanged, with this browser's PKCE
 // verifier, for a session stored in the cookies, and the browser goes on to `next`. A link that
-// failed, expired, or was opened in another browser ends on the sign-in page with a message.
+// failed, expired, or was opened in another browser ends on the sign-in page with a message. A
+// "Continue with <Provider>" sign-in comes back here the same way (with ?error= when refused).
 import { NextResponse, type NextRequest } from 'next/server';
 import { takeVerifier } from '@/app/lib/email-links';
 import { flash } from '@/app/lib/flash';
@@ -9,6 +10,20 @@ import { requestContext } from '@/app/lib/client';
 import { safeNext, services, storeSession } from '@/app/lib/session';
 
 export const dynamic = 'force-dynamic';
+
+const PROVIDER_REFUSALS: Record<string, string> = {
+  provider_email_needs_verification:
+    'Your e-mail address is not verified with that provider; verify it there, or sign in another way',
+  identity_already_exists: 'That account is already linked to another user',
+  signup_disabled: 'New accounts cannot be created here at the moment',
+  user_banned: 'This account is suspended',
+  bad_oauth_state: 'That sign-in took too long or was already used; try again',
+};
+
+function providerRefusal(code: string | null): string {
+  const known = code !== null && Object.hasOwn(PROVIDER_REFUSALS, code);
+  return known ? PROVIDER_REFUSALS[code]! : 'Sign-in with that provider did not complete; try again';
+}
 
 export async function GET(request: NextRequest) {
   const params = request.nextUrl.searchParams;
@@ -20,6 +35,11 @@ export async function GET(request: NextRequest) {
   if (!code && params.has('message') && !params.has('error')) {
     await flash('notice', 'Confirmed; now open the link sent to your other address');
     return NextResponse.redirect(new URL(next, config.appUrl), 303);
+  }
+  // A sign-in with a provider that did not complete: said in the app's words, chosen by the code.
+  if (!code && params.has('error')) {
+    await flash('error', providerRefusal(params.get('error_code')));
+    return NextResponse.redirect(new URL('/sign-in', config.appUrl), 303);
   }
   const verifier = code ? await takeVerifier() : null;
   if (code && verifier) {

@@ -5,6 +5,7 @@ import type { RateLimits } from '../../config.js';
 import { signAccessToken, type AccessTokenClaims, type TokenSigner } from '../access-tokens.js';
 import type { EmailActionSettings } from '../email-actions.js';
 import { errors } from '../errors.js';
+import type { OAuthProvider } from '../oauth/providers.js';
 import type { RedirectPolicy } from '../redirects.js';
 import type { RefreshTokenKey } from '../refresh-tokens.js';
 import { sessionExists, type SessionContext, type SessionRef } from '../sessions.js';
@@ -38,6 +39,8 @@ export interface IdentityDeps {
   redirects: RedirectPolicy;
   /** tokens, links and e-mails of the e-mail actions */
   email: EmailActionSettings;
+  /** sign-in with OAuth/OIDC providers: the enabled ones (EXTERNAL_*) */
+  oauth: { providers: OAuthProvider[]; manualLinking: boolean };
 }
 
 export interface TokenResponse {
