@@ -292,6 +292,7 @@ describe('JSON paths', () => {
     expect(ids(await gadgets().eq('specs->>color', 'red'))).toEqual([1, 3]);
     expect(ids(await gadgets().gt('specs->size->w', 6))).toEqual([1]);
     expect(ids(await gadgets().eq('specs->ports->0->>kind', 'usb'))).toEqual([1]);
+    expect(ids(await gadgets().eq('specs->ports->-1->>kind', 'hdmi'))).toEqual([1]);
     expect(ids(await gadgets().is('specs->>age', null))).toEqual([3, 4]);
     expect(ids(await gadgets().in('specs->>color', ['blue', 'green']))).toEqual([2]);
     expect(ids(await gadgets().ilike('legacy->a->>b', 'S*'))).toEqual([3]);
@@ -332,6 +333,7 @@ describe('hostile input', () => {
     ['SQL in a key', `select=${encodeURIComponent("specs->a'||pg_sleep(1)||'")}`],
     ['column name with a path-like suffix', 'specs-->a=eq.1'],
     ['unterminated quoted key', `select=${encodeURIComponent('specs->"a')}`],
+    ['badly formed negative index', 'select=specs->>--34'],
     ['path too long', `select=specs${'->a'.repeat(17)}`],
     ['unbalanced braces in a logic value', `or=(${encodeURIComponent('tags.cs.{a,id.eq.1')})`],
   ])('%s: 400 PGRST100', async (_label, query) => {

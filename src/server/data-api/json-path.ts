@@ -65,7 +65,8 @@ export function parseJsonPath(raw: string): JsonStep[] {
       steps.push({ arrow, index: Number(operand) });
     } else {
       const key = operand.trim();
-      if (key === '' || RESERVED_IN_KEY.test(key) || key.endsWith('-')) {
+      // Dashes only join words (`a-b`), as in PostgREST's grammar: `--34` is neither key nor index.
+      if (key === '' || RESERVED_IN_KEY.test(key) || /^-|-$|--/.test(key)) {
         throw pathError(`Malformed JSON path "${raw}": "${operand}" is not a key or an index`, raw);
       }
       steps.push({ arrow, key });
