@@ -120,6 +120,11 @@ function identifier(raw: string, what: string): string {
   return name;
 }
 
+/** A column name, bare or double-quoted, as `select` accepts it. */
+export function parseColumnName(raw: string, what = 'column'): string {
+  return identifier(raw, what);
+}
+
 function unquote(raw: string): string {
   return raw.slice(1, -1).replace(/\\(.)/g, '$1');
 }
