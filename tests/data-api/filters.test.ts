@@ -216,6 +216,18 @@ describe('logic trees and embedded filters', () => {
       `select=id&order=id&and=(${encodeURIComponent('or(id.eq.1,id.eq.3),tags.not.cs.{steel}')})`,
     );
     expect(both.json).toEqual([{ id: 3 }]);
+    // Spaces around the parts of a tree are allowed, as PostgREST allows them.
+    const spaced = await get(
+      `select=id&order=id&and=${encodeURIComponent('( and ( id.in.( 1, 2, 3 ) , id.gt.1 ) , or ( id.eq.2 , id.eq.3 ) )')}`,
+    );
+    expect(spaced.json).toEqual([{ id: 2 }, { id: 3 }]);
+  });
+
+  test('match() with a JSON path key, and filter() with any operator', async () => {
+    expect(ids(await gadgets().match({ mood: 'calm', 'specs->>color': 'red' }))).toEqual([1, 3]);
+    expect(ids(await gadgets().filter('span', 'sr', '[1,5)').filter('tags', 'not.ov', '{music}'))).toEqual([
+      2,
+    ]);
   });
 
   test('filters on embedded rows, with referencedTable and JSON paths', async () => {

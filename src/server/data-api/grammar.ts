@@ -349,6 +349,9 @@ function logicValueEnd(s: string, from: number): number {
   return s.length;
 }
 
+/** A nested tree inside an or/and list: `and(`, `not.or (`, … (spaces allowed before the parenthesis). */
+const NESTED_LOGIC = /(not\.)?(and|or) *\(/y;
+
 /** Parses one `(…)` list of an or/and tree starting at `s[from]`; returns the items and where it ended. */
 function parseLogicList(
   kind: 'and' | 'or',
@@ -365,7 +368,8 @@ function parseLogicList(
   let i = from + 1;
   for (;;) {
     while (s[i] === ' ') i++;
-    const nested = /^(not\.)?(and|or)\(/.exec(s.slice(i, i + 8));
+    NESTED_LOGIC.lastIndex = i;
+    const nested = NESTED_LOGIC.exec(s);
     if (nested) {
       const inner = parseLogicList(nested[2] as 'and' | 'or', s, i + nested[0].length - 1, path, depth + 1);
       if (inner.items.length === 0) throw syntaxError(`Empty ${nested[2]} filter`);
