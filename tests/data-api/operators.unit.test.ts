@@ -100,6 +100,15 @@ describe('grammar', () => {
     });
   });
 
+  test('a long or list parses in linear time (the term limit applies after parsing)', () => {
+    const body = `(${Array.from({ length: 14_000 }, (_, i) => `a.eq.${i}`).join(',')})`;
+    expect(body.length).toBeGreaterThan(90_000);
+    const started = performance.now();
+    const tree = parseFilterParam('or', body);
+    expect(tree).toMatchObject({ kind: 'or' });
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
   test('select and order take paths; a path answers under its last key', () => {
     expect(parseSelect('a:specs->x->>y::int,specs->0')).toEqual([
       {

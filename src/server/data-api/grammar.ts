@@ -377,9 +377,12 @@ function parseLogicList(
       i = inner.next;
     } else {
       const dot = fieldEnd(s, i);
-      const stop = s.slice(i).search(/[,)]/);
-      if (dot < 0 || (stop >= 0 && i + stop < dot)) {
-        const item = s.slice(i, stop < 0 ? s.length : i + stop);
+      // Scanned in place, so a long list costs time linear in its length.
+      let stop = -1;
+      for (let j = i; j < (dot < 0 ? s.length : dot) && stop < 0; j++)
+        if (s[j] === ',' || s[j] === ')') stop = j;
+      if (dot < 0 || stop >= 0) {
+        const item = s.slice(i, stop < 0 ? s.length : stop);
         if (item.trim() === '' && s[i] === ')' && items.length === 0)
           throw syntaxError(`Empty ${kind} filter`);
         throw syntaxError(`Malformed condition "${item}" in ${kind}`);
