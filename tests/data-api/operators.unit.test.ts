@@ -2,6 +2,7 @@
 // full-text configurations, or/and trees holding array literals, paths in select, filters and
 // order; every value, key and index is a $n parameter and hostile text never reaches the SQL.
 import { describe, expect, test } from 'vitest';
+import { HttpError } from '../../src/server/http/errors.js';
 import { prepare } from '../../src/server/data-api/execute.js';
 import { parseFilterParam, parseOrder, parseSelect } from '../../src/server/data-api/grammar.js';
 import { parseApiRequest } from '../../src/server/data-api/request.js';
@@ -98,6 +99,18 @@ describe('grammar', () => {
       negate: true,
       path: ['rel'],
     });
+  });
+
+  test('an unknown operator is named in the error, shortened', () => {
+    let error: unknown;
+    try {
+      parseFilterParam('id', `${'x'.repeat(10_000)}.1`);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(HttpError);
+    expect(error).toMatchObject({ status: 400, code: 'PGRST100' });
+    expect((error as HttpError).message.length).toBeLessThan(100);
   });
 
   test('a long or list parses in linear time (the term limit applies after parsing)', () => {

@@ -263,7 +263,7 @@ function unquoteValue(raw: string): string {
 const LANGUAGE = /^[A-Za-z0-9_$ ]{1,63}$/;
 
 function unknownOperator(operator: string): HttpError {
-  return syntaxError(`Unknown operator "${operator}"`, `Supported: ${OPERATORS.join(', ')}`);
+  return syntaxError(`Unknown operator "${operator.slice(0, 64)}"`, `Supported: ${OPERATORS.join(', ')}`);
 }
 
 /** Parses `[not.]op[(modifier)].value` for a column; `value` is taken verbatim unless `inLogic`. */
