@@ -99,6 +99,18 @@ describe('insert', () => {
     });
     expect(quoted.status).toBe(201);
     expect(quoted.text).toBe('');
+    // A quoted name may hold a space, as supabase-js writes it for such keys.
+    const spaced = await lib.rest(
+      `/tricky?columns=${encodeURIComponent('"with space",id')}&select=${encodeURIComponent('"with space",id')}`,
+      {
+        method: 'POST',
+        token: owner.token,
+        headers: { prefer: 'return=representation' },
+        body: JSON.stringify([{ 'with space': 7, id: 70 }]),
+      },
+    );
+    expect(spaced.status).toBe(201);
+    expect(spaced.json).toEqual([{ 'with space': 7, id: 70 }]);
   });
 
   test('an empty array inserts nothing', async () => {

@@ -2,10 +2,11 @@
 // terms and value lists. Pure functions from strings to syntax trees; anything malformed is a
 // 400 PGRST100 naming the problem. Nothing here knows the schema.
 import { HttpError } from '../http/errors.js';
+import { jsonPathStart, parseJsonPath, type JsonStep } from './json-path.js';
 
 export type SelectItem =
   | { type: 'star' }
-  | { type: 'column'; name: string; alias?: string; cast?: string }
+  | { type: 'column'; name: string; alias?: string; cast?: string; jsonPath?: JsonStep[] }
   | {
       type: 'embed';
       relation: string;
@@ -15,18 +16,64 @@ export type SelectItem =
       items: SelectItem[];
     };
 
-export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'is', 'in'] as const;
+export const OPERATORS = [
+  'eq',
+  'neq',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'like',
+  'ilike',
+  'match',
+  'imatch',
+  'is',
+  'isdistinct',
+  'in',
+  'cs',
+  'cd',
+  'ov',
+  'sl',
+  'sr',
+  'nxl',
+  'nxr',
+  'adj',
+  'fts',
+  'plfts',
+  'phfts',
+  'wfts',
+] as const;
 export type Operator = (typeof OPERATORS)[number];
+/** Operators that take `(any)` or `(all)` and a `{a,b}` list, as PostgREST's do. */
+export const QUANTIFIABLE: readonly Operator[] = [
+  'eq',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'like',
+  'ilike',
+  'match',
+  'imatch',
+];
+/** Full-text operators, which take an optional text search configuration: `fts(english)`. */
+export const FULL_TEXT: readonly Operator[] = ['fts', 'plfts', 'phfts', 'wfts'];
 
 export interface Condition {
   kind: 'condition';
   /** the embed path the column belongs to ([] = the main table) */
   path: string[];
   column: string;
+  /** `col->a->>b`: the JSON path into the column */
+  jsonPath?: JsonStep[];
   operator: Operator;
   negate: boolean;
-  /** a scalar for comparisons, a list for `in`, a keyword for `is` */
+  /** a scalar for comparisons, a list for `in`, a keyword for `is`, `{a,b}` when quantified */
   value: string | string[];
+  /** `eq(any)`, `like(all)`, … */
+  quantifier?: 'any' | 'all';
+  /** `fts(english)`: the text search configuration */
+  language?: string;
 }
 
 export interface Logic {
@@ -41,6 +88,7 @@ export type FilterNode = Condition | Logic;
 export interface OrderTerm {
   path: string[];
   column: string;
+  jsonPath?: JsonStep[];
   descending: boolean;
   nulls?: 'first' | 'last';
 }
@@ -70,6 +118,11 @@ function identifier(raw: string, what: string): string {
     throw syntaxError(`"${raw}" is not a valid ${what} name`);
   }
   return name;
+}
+
+/** A column name, bare or double-quoted, as `select` accepts it. */
+export function parseColumnName(raw: string, what = 'column'): string {
+  return identifier(raw, what);
 }
 
 function unquote(raw: string): string {
@@ -150,15 +203,40 @@ function parseSelectItem(raw: string, depth: number): SelectItem {
       items: inner.trim() === '' ? [] : parseSelect(inner, depth + 1),
     };
   }
-  if (rest.includes('->')) throw syntaxError('JSON paths in select are not supported', raw);
-  const [nameRaw, cast, extra] = rest.split('::');
+  const [fieldRaw, cast, extra] = rest.split('::');
   if (extra !== undefined) throw syntaxError(`Malformed cast in "${raw}"`);
+  const field = parseField(fieldRaw ?? '');
   return {
     type: 'column',
-    name: identifier(nameRaw ?? '', 'column'),
+    name: field.column,
+    ...(field.jsonPath ? { jsonPath: field.jsonPath } : {}),
     ...(alias ? { alias } : {}),
     ...(cast !== undefined ? { cast: cast.trim().toLowerCase() } : {}),
   };
+}
+
+/** A column with an optional JSON path: `data`, `data->a->>b`, `"odd name"->0`. */
+export function parseField(raw: string): { column: string; jsonPath?: JsonStep[] } {
+  const arrow = jsonPathStart(raw);
+  if (arrow < 0) return { column: identifier(raw, 'column') };
+  return {
+    column: identifier(raw.slice(0, arrow), 'column'),
+    jsonPath: parseJsonPath(raw.slice(arrow).trim()),
+  };
+}
+
+/** Where the field at the start of `raw` ends: the first `.` outside double quotes. */
+function fieldEnd(raw: string, from = 0): number {
+  let quoted = false;
+  for (let i = from; i < raw.length; i++) {
+    const ch = raw[i];
+    if (quoted) {
+      if (ch === '\\') i++;
+      else if (ch === '"') quoted = false;
+    } else if (ch === '"') quoted = true;
+    else if (ch === '.') return i;
+  }
+  return -1;
 }
 
 // ----------------------------------------------------------------------------------- filters
@@ -181,8 +259,21 @@ function unquoteValue(raw: string): string {
   return raw.startsWith('"') && raw.endsWith('"') && raw.length >= 2 ? unquote(raw) : raw;
 }
 
-/** Parses `[not.]op.value` for a column. */
-export function parseOperation(path: string[], column: string, raw: string, inLogic = false): Condition {
+/** `fts(english)` languages: a text search configuration's name, as PostgREST's grammar allows. */
+const LANGUAGE = /^[A-Za-z0-9_$ ]{1,63}$/;
+
+function unknownOperator(operator: string): HttpError {
+  return syntaxError(`Unknown operator "${operator.slice(0, 64)}"`, `Supported: ${OPERATORS.join(', ')}`);
+}
+
+/** Parses `[not.]op[(modifier)].value` for a column; `value` is taken verbatim unless `inLogic`. */
+export function parseOperation(
+  path: string[],
+  column: string,
+  raw: string,
+  inLogic = false,
+  jsonPath?: JsonStep[],
+): Condition {
   let rest = raw;
   let negate = false;
   if (rest.startsWith('not.')) {
@@ -191,25 +282,152 @@ export function parseOperation(path: string[], column: string, raw: string, inLo
   }
   const dot = rest.indexOf('.');
   if (dot < 0) throw syntaxError(`Filter "${raw}" on "${column}" needs an operator and a value, like eq.5`);
-  const operator = rest.slice(0, dot);
+  const token = /^([a-z]+)(?:\((.*)\))?$/s.exec(rest.slice(0, dot));
+  if (!token) throw unknownOperator(rest.slice(0, dot));
+  const operator = token[1]!;
+  const modifier = token[2];
   const value = rest.slice(dot + 1);
-  if (!(OPERATORS as readonly string[]).includes(operator)) {
-    throw syntaxError(`Unknown operator "${operator}"`, `Supported: ${OPERATORS.join(', ')}`);
-  }
+  if (!(OPERATORS as readonly string[]).includes(operator)) throw unknownOperator(operator);
   const op = operator as Operator;
-  if (op === 'is') {
-    if (!IS_VALUES.includes(value)) throw syntaxError(`"is" takes one of ${IS_VALUES.join(', ')}`);
-    return { kind: 'condition', path, column, operator: op, negate, value };
-  }
-  if (op === 'in') return { kind: 'condition', path, column, operator: op, negate, value: parseList(value) };
-  return {
-    kind: 'condition',
+  const base = {
+    kind: 'condition' as const,
     path,
     column,
+    ...(jsonPath ? { jsonPath } : {}),
     operator: op,
     negate,
-    value: inLogic ? unquoteValue(value) : value,
   };
+  let extra: Pick<Condition, 'quantifier' | 'language'> = {};
+  if (modifier !== undefined) {
+    if (QUANTIFIABLE.includes(op)) {
+      if (modifier !== 'any' && modifier !== 'all') {
+        throw syntaxError(`"${op}" takes (any) or (all), not (${modifier})`);
+      }
+      extra = { quantifier: modifier };
+    } else if (FULL_TEXT.includes(op)) {
+      const language = modifier.trim();
+      if (!LANGUAGE.test(language)) {
+        throw syntaxError(`"${modifier}" is not a text search configuration name`, 'Use e.g. fts(english)');
+      }
+      extra = { language };
+    } else {
+      throw syntaxError(`"${op}" takes no modifier in parentheses`, `Found (${modifier})`);
+    }
+  }
+  if (op === 'is') {
+    const keyword = value.toLowerCase();
+    if (!IS_VALUES.includes(keyword)) throw syntaxError(`"is" takes one of ${IS_VALUES.join(', ')}`);
+    return { ...base, value: keyword };
+  }
+  if (op === 'in') return { ...base, value: parseList(value) };
+  return { ...base, ...extra, value: inLogic ? unquoteValue(value) : value };
+}
+
+/** Where a value inside an or/and list ends: at `,` or `)` outside quotes, braces and parentheses. */
+function logicValueEnd(s: string, from: number): number {
+  if (s[from] === '{') {
+    // A PostgreSQL array literal `{a,b}` is one value, commas included.
+    const close = s.indexOf('}', from);
+    if (close < 0) throw syntaxError('Unbalanced braces in a value', s);
+    return close + 1;
+  }
+  let depth = 0;
+  let quoted = false;
+  for (let i = from; i < s.length; i++) {
+    const ch = s[i];
+    if (quoted) {
+      if (ch === '\\') i++;
+      else if (ch === '"') quoted = false;
+    } else if (ch === '"') quoted = true;
+    else if (ch === '(') depth++;
+    else if (ch === ')') {
+      if (depth === 0) return i;
+      depth--;
+    } else if (ch === ',' && depth === 0) return i;
+  }
+  if (quoted) throw syntaxError('Unterminated double quote', s);
+  return s.length;
+}
+
+/** A nested tree inside an or/and list: `and(`, `not.or (`, … (spaces allowed before the parenthesis). */
+const NESTED_LOGIC = /(not\.)?(and|or) *\(/y;
+
+/** Parses one `(…)` list of an or/and tree starting at `s[from]`; returns the items and where it ended. */
+function parseLogicList(
+  kind: 'and' | 'or',
+  s: string,
+  from: number,
+  path: string[],
+  depth: number,
+): { items: FilterNode[]; next: number } {
+  if (depth > MAX_DEPTH) throw syntaxError('Logic filters are nested too deeply');
+  if (s[from] !== '(') {
+    throw syntaxError(`"${kind}" needs its conditions in parentheses: ${kind}=(a.eq.1,b.eq.2)`);
+  }
+  const items: FilterNode[] = [];
+  let i = from + 1;
+  for (;;) {
+    while (s[i] === ' ') i++;
+    NESTED_LOGIC.lastIndex = i;
+    const nested = NESTED_LOGIC.exec(s);
+    if (nested) {
+      const inner = parseLogicList(nested[2] as 'and' | 'or', s, i + nested[0].length - 1, path, depth + 1);
+      if (inner.items.length === 0) throw syntaxError(`Empty ${nested[2]} filter`);
+      items.push({ kind: nested[2] as 'and' | 'or', negate: Boolean(nested[1]), path, items: inner.items });
+      i = inner.next;
+    } else {
+      const dot = fieldEnd(s, i);
+      // Scanned in place, so a long list costs time linear in its length.
+      let stop = -1;
+      for (let j = i; j < (dot < 0 ? s.length : dot) && stop < 0; j++)
+        if (s[j] === ',' || s[j] === ')') stop = j;
+      if (dot < 0 || stop >= 0) {
+        const item = s.slice(i, stop < 0 ? s.length : stop);
+        if (item.trim() === '' && s[i] === ')' && items.length === 0)
+          throw syntaxError(`Empty ${kind} filter`);
+        throw syntaxError(`Malformed condition "${item}" in ${kind}`);
+      }
+      const field = parseField(s.slice(i, dot));
+      // The operator part (`not.`, `fts(english)`, `eq(any)`) ends at the dot before the value.
+      let opEnd = s.indexOf('.', dot + 1);
+      if (opEnd >= 0 && s.slice(dot + 1, opEnd) === 'not') opEnd = s.indexOf('.', opEnd + 1);
+      if (opEnd < 0) throw syntaxError(`Malformed condition "${s.slice(i)}" in ${kind}`);
+      const isList = /^(not\.)?in$/.test(s.slice(dot + 1, opEnd));
+      let end: number;
+      if (isList) {
+        const close = s[opEnd + 1] === '(' ? matchingParenthesis(s, opEnd + 1) : -1;
+        end = close < 0 ? logicValueEnd(s, opEnd + 1) : close + 1;
+      } else {
+        end = logicValueEnd(s, opEnd + 1);
+      }
+      items.push(parseOperation(path, field.column, s.slice(dot + 1, end), true, field.jsonPath));
+      i = end;
+    }
+    while (s[i] === ' ') i++;
+    if (s[i] === ',') {
+      i++;
+      continue;
+    }
+    if (s[i] === ')') return { items, next: i + 1 };
+    throw syntaxError(`Unbalanced parentheses in ${kind}`, s);
+  }
+}
+
+/** The index of the `)` closing the `(` at `from`, respecting double quotes; -1 if none. */
+function matchingParenthesis(s: string, from: number): number {
+  let depth = 0;
+  let quoted = false;
+  for (let i = from; i < s.length; i++) {
+    const ch = s[i];
+    if (quoted) {
+      if (ch === '\\') i++;
+      else if (ch === '"') quoted = false;
+    } else if (ch === '"') quoted = true;
+    else if (ch === '(') depth++;
+    else if (ch === ')' && --depth === 0) return i;
+  }
+  if (quoted) throw syntaxError('Unterminated double quote', s);
+  return -1;
 }
 
 /** Parses the `(a.eq.1,b.gt.2,or(...))` body of an or/and filter. */
@@ -220,44 +438,44 @@ export function parseLogic(
   raw: string,
   depth = 0,
 ): Logic {
-  if (depth > MAX_DEPTH) throw syntaxError('Logic filters are nested too deeply');
-  if (!raw.startsWith('(') || !raw.endsWith(')')) {
-    throw syntaxError(`"${kind}" needs its conditions in parentheses: ${kind}=(a.eq.1,b.eq.2)`);
-  }
-  const items = splitTopLevel(raw.slice(1, -1)).map((part): FilterNode => {
-    const item = part.trim();
-    const nested = /^(not\.)?(and|or)(\(.*\))$/s.exec(item);
-    if (nested) return parseLogic(nested[2] as 'and' | 'or', Boolean(nested[1]), path, nested[3]!, depth + 1);
-    const dot = item.indexOf('.');
-    if (dot <= 0) throw syntaxError(`Malformed condition "${item}" in ${kind}`);
-    const column = identifier(item.slice(0, dot), 'column');
-    return parseOperation(path, column, item.slice(dot + 1), true);
-  });
+  const { items, next } = parseLogicList(kind, raw, 0, path, depth);
+  if (next !== raw.length) throw syntaxError(`Unbalanced parentheses in ${kind}`, raw);
   if (items.length === 0) throw syntaxError(`Empty ${kind} filter`);
   return { kind, negate, path, items };
 }
 
-/** A query parameter that is a filter: `col`, `rel.col`, `or`, `not.or`, `rel.or`, … */
+/** A query parameter that is a filter: `col`, `col->a->>b`, `rel.col`, `or`, `not.or`, `rel.or`, … */
 export function parseFilterParam(key: string, value: string): FilterNode {
-  const segments = key.split('.');
-  const negated =
-    segments[0] === 'not' && segments.length === 2 && (segments[1] === 'or' || segments[1] === 'and');
-  if (negated) return parseLogic(segments[1] as 'and' | 'or', true, [], value);
+  const arrow = jsonPathStart(key);
+  const head = arrow < 0 ? key : key.slice(0, arrow);
+  const segments = head.split('.');
   const last = segments[segments.length - 1]!;
+  if (arrow < 0 && (last === 'or' || last === 'and')) {
+    const negate = segments[segments.length - 2] === 'not';
+    const path = segments.slice(0, negate ? -2 : -1).map((s) => identifier(s, 'relation'));
+    if (path.length > 1) throw syntaxError(`Only one level of embedding is supported: ${key}`);
+    return parseLogic(last, negate, path, value);
+  }
   const path = segments.slice(0, -1).map((s) => identifier(s, 'relation'));
   if (path.length > 1) throw syntaxError(`Only one level of embedding is supported: ${key}`);
-  if (last === 'or' || last === 'and') return parseLogic(last, false, path, value);
-  return parseOperation(path, identifier(last, 'column'), value);
+  const field = parseField(arrow < 0 ? last : last + key.slice(arrow));
+  return parseOperation(path, field.column, value, false, field.jsonPath);
 }
 
 // ------------------------------------------------------------------------------------- order
 
 export function parseOrder(raw: string, path: string[] = []): OrderTerm[] {
   return splitTopLevel(raw).map((part) => {
-    const pieces = part.trim().split('.');
-    const column = identifier(pieces[0] ?? '', 'column');
-    const term: OrderTerm = { path, column, descending: false };
-    for (const modifier of pieces.slice(1)) {
+    const trimmed = part.trim();
+    const dot = fieldEnd(trimmed);
+    const field = parseField(dot < 0 ? trimmed : trimmed.slice(0, dot));
+    const term: OrderTerm = {
+      path,
+      column: field.column,
+      ...(field.jsonPath ? { jsonPath: field.jsonPath } : {}),
+      descending: false,
+    };
+    for (const modifier of dot < 0 ? [] : trimmed.slice(dot + 1).split('.')) {
       if (modifier === 'asc') term.descending = false;
       else if (modifier === 'desc') term.descending = true;
       else if (modifier === 'nullsfirst') term.nulls = 'first';

@@ -14,8 +14,11 @@ export interface RequestLimits {
   maxFilterTerms: number;
 }
 
-/** Operators whose value is a pattern matched against every candidate row. */
-const PATTERN_OPERATORS = new Set(['like', 'ilike']);
+/**
+ * Operators whose value is a pattern (or, quantified, a list of patterns) matched against every
+ * candidate row: like/ilike patterns and match/imatch regular expressions.
+ */
+const PATTERN_OPERATORS = new Set(['like', 'ilike', 'match', 'imatch']);
 
 function limitError(message: string, details: string): HttpError {
   return new HttpError(400, message, { code: 'PGRST100', details });
@@ -45,7 +48,7 @@ export function checkFilterInputs(request: ApiRequest, limits: RequestLimits): v
       if (length > limits.maxPatternLength) {
         throw limitError(
           `The ${node.operator} pattern on "${node.column}" is ${length} characters long; the limit is ${limits.maxPatternLength}`,
-          'DATA_API_MAX_PATTERN_LENGTH bounds the length of one like/ilike pattern',
+          'DATA_API_MAX_PATTERN_LENGTH bounds the length of one like/ilike pattern or match/imatch expression',
         );
       }
     }

@@ -3,15 +3,19 @@
 // (a plan) only contains names that exist; sql.ts turns it into SQL. Pure.
 import { HttpError } from '../http/errors.js';
 import type { Condition, FilterNode, OrderTerm, SelectItem } from './grammar.js';
+import { jsonPathName, type JsonStep } from './json-path.js';
 import type { ApiRequest, EmbedOptions } from './request.js';
 import type { Column, DbFunction, Relationship, Schema, Table } from './schema-cache.js';
 
 export interface ResolvedCondition {
   kind: 'condition';
   column: string;
+  jsonPath?: JsonStep[];
   operator: Condition['operator'];
   negate: boolean;
   value: Condition['value'];
+  quantifier?: Condition['quantifier'];
+  language?: string;
   columnInfo: Column;
 }
 export interface ResolvedLogic {
@@ -29,12 +33,20 @@ export type ResolvedFilter = ResolvedCondition | ResolvedLogic | ResolvedEmbedPr
 
 export interface ResolvedOrder {
   column: string;
+  /** with the column's type, which decides how the path applies */
+  jsonPath?: { steps: JsonStep[]; columnType: string };
   descending: boolean;
   nulls?: 'first' | 'last';
 }
 
 export type PlannedItem =
-  | { kind: 'column'; column: string; as: string; cast?: string }
+  | {
+      kind: 'column';
+      column: string;
+      as: string;
+      cast?: string;
+      jsonPath?: { steps: JsonStep[]; columnType: string };
+    }
   | { kind: 'embed'; as: string; embed: EmbedPlan };
 
 export interface EmbedPlan {
@@ -117,9 +129,12 @@ function resolveFilters(table: Table, nodes: FilterNode[]): ResolvedFilter[] {
       return {
         kind: 'condition',
         column: node.column,
+        ...(node.jsonPath ? { jsonPath: node.jsonPath } : {}),
         operator: node.operator,
         negate: node.negate,
         value: node.value,
+        ...(node.quantifier ? { quantifier: node.quantifier } : {}),
+        ...(node.language !== undefined ? { language: node.language } : {}),
         columnInfo: requireColumn(table, node.column),
       };
     }
@@ -129,8 +144,13 @@ function resolveFilters(table: Table, nodes: FilterNode[]): ResolvedFilter[] {
 
 function resolveOrder(table: Table, terms: OrderTerm[]): ResolvedOrder[] {
   return terms.map((t) => {
-    requireColumn(table, t.column);
-    return { column: t.column, descending: t.descending, ...(t.nulls ? { nulls: t.nulls } : {}) };
+    const column = requireColumn(table, t.column);
+    return {
+      column: t.column,
+      ...(t.jsonPath ? { jsonPath: { steps: t.jsonPath, columnType: column.type } } : {}),
+      descending: t.descending,
+      ...(t.nulls ? { nulls: t.nulls } : {}),
+    };
   });
 }
 
@@ -204,7 +224,7 @@ function planItems(
     if (item.type === 'star') {
       for (const column of table.columns.keys()) planned.push({ kind: 'column', column, as: column });
     } else if (item.type === 'column') {
-      requireColumn(table, item.name);
+      const column = requireColumn(table, item.name);
       let cast: string | undefined;
       if (item.cast !== undefined) {
         cast = CASTS[item.cast];
@@ -214,8 +234,10 @@ function planItems(
       planned.push({
         kind: 'column',
         column: item.name,
-        as: item.alias ?? item.name,
+        // A JSON path answers under its last key, as PostgREST names it.
+        as: item.alias ?? (item.jsonPath ? jsonPathName(item.name, item.jsonPath) : item.name),
         ...(cast ? { cast } : {}),
+        ...(item.jsonPath ? { jsonPath: { steps: item.jsonPath, columnType: column.type } } : {}),
       });
     } else {
       const { rel, toOne, parentHoldsKey } = relationshipFor(schema, table, item.relation, item.hint);
@@ -280,7 +302,10 @@ function resolveTopFilters(table: Table, items: PlannedItem[], filters: FilterNo
   return filters
     .filter((f) => f.path.length === 0)
     .map((f): ResolvedFilter => {
-      const embed = f.kind === 'condition' && !table.columns.has(f.column) ? embeds.get(f.column) : undefined;
+      const embed =
+        f.kind === 'condition' && !f.jsonPath && !table.columns.has(f.column)
+          ? embeds.get(f.column)
+          : undefined;
       if (!embed || f.kind !== 'condition') return resolveFilters(table, [f])[0]!;
       if (f.operator !== 'is' || (f.value !== 'null' && f.value !== 'not_null')) {
         throw new HttpError(

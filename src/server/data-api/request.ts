@@ -4,6 +4,7 @@ import { HttpError } from '../http/errors.js';
 import {
   parseFilterParam,
   parseNonNegativeInteger,
+  parseColumnName,
   parseOrder,
   parseSelect,
   splitTopLevel,
@@ -112,10 +113,8 @@ function acceptsSingle(accept: string | null): boolean {
 function columnList(raw: string, what: string): string[] {
   return splitTopLevel(raw).map((c) => {
     const trimmed = c.trim();
-    const name = trimmed.startsWith('"') && trimmed.endsWith('"') ? trimmed.slice(1, -1) : trimmed;
-    if (!/^[A-Za-z_][A-Za-z0-9_$]*$/.test(name))
-      throw syntaxError(`"${trimmed}" is not a valid column in ${what}`);
-    return name;
+    // A quoted name may hold spaces and punctuation, as in select.
+    return parseColumnName(trimmed, `${what} column`);
   });
 }
 

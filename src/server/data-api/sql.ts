@@ -10,6 +10,7 @@ import type {
   WritePlan,
   FunctionCall,
 } from './plan.js';
+import { fieldSql, operatorSql } from './operators.js';
 
 export interface Query {
   text: string;
@@ -63,8 +64,6 @@ export function quoteIdent(name: string): string {
 const table = (name: string) => `public.${quoteIdent(name)}`;
 const col = (alias: string, name: string) => `${alias}.${quoteIdent(name)}`;
 
-const COMPARISON: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
-
 function condition(alias: string, filter: ResolvedFilter, params: Params): string {
   if (filter.kind === 'embed-presence') {
     return `${filter.present ? '' : 'not '}${embedExists(alias, filter.embed, params)}`;
@@ -73,36 +72,7 @@ function condition(alias: string, filter: ResolvedFilter, params: Params): strin
     const inner = filter.items.map((f) => condition(alias, f, params)).join(` ${filter.kind} `);
     return `${filter.negate ? 'not ' : ''}(${inner})`;
   }
-  const target = col(alias, filter.column);
-  let sql: string;
-  switch (filter.operator) {
-    case 'like':
-    case 'ilike':
-      sql = `${target}::text ${filter.operator} ${params.add(String(filter.value).replace(/\*/g, '%'))}`;
-      break;
-    case 'is':
-      sql = {
-        null: `${target} is null`,
-        not_null: `${target} is not null`,
-        true: `${target} is true`,
-        false: `${target} is false`,
-        unknown: `${target} is unknown`,
-      }[filter.value as string]!;
-      break;
-    case 'in': {
-      const list = filter.value as string[];
-      const type = filter.columnInfo.type;
-      if (list.length === 0) sql = 'false';
-      // An array column compares whole arrays, which one array parameter cannot carry.
-      else if (type.endsWith('[]'))
-        sql = `${target} in (${list.map((v) => `${params.add(v)}::${type}`).join(', ')})`;
-      // The array's element type is the column's own type, as the catalog names it.
-      else sql = `${target} = any(${params.add(list)}::${type}[])`;
-      break;
-    }
-    default:
-      sql = `${target} ${COMPARISON[filter.operator]} ${params.add(filter.value)}`;
-  }
+  const sql = operatorSql(col(alias, filter.column), filter, (v) => params.add(v));
   return filter.negate ? `not (${sql})` : sql;
 }
 
@@ -111,12 +81,15 @@ function whereClause(alias: string, filters: ResolvedFilter[], params: Params, e
   return parts.length > 0 ? ` where ${parts.join(' and ')}` : '';
 }
 
-function orderClause(alias: string, order: ResolvedOrder[]): string {
+function orderClause(alias: string, order: ResolvedOrder[], params: Params): string {
   if (order.length === 0) return '';
   return ` order by ${order
-    .map(
-      (o) => `${col(alias, o.column)} ${o.descending ? 'desc' : 'asc'}${o.nulls ? ` nulls ${o.nulls}` : ''}`,
-    )
+    .map((o) => {
+      const target = o.jsonPath
+        ? fieldSql(col(alias, o.column), o.jsonPath.columnType, o.jsonPath.steps, (v) => params.add(v)).sql
+        : col(alias, o.column);
+      return `${target} ${o.descending ? 'desc' : 'asc'}${o.nulls ? ` nulls ${o.nulls}` : ''}`;
+    })
     .join(', ')}`;
 }
 
@@ -134,7 +107,12 @@ function selectList(alias: string, items: PlannedItem[], params: Params, depth: 
     .filter((item) => item.kind === 'column' || item.embed.items.length > 0)
     .map((item) => {
       if (item.kind === 'column') {
-        return `${col(alias, item.column)}${item.cast ? `::${item.cast}` : ''} as ${quoteIdent(item.as)}`;
+        const value = item.jsonPath
+          ? fieldSql(col(alias, item.column), item.jsonPath.columnType, item.jsonPath.steps, (v) =>
+              params.add(v),
+            ).sql
+          : col(alias, item.column);
+        return `${value}${item.cast ? `::${item.cast}` : ''} as ${quoteIdent(item.as)}`;
       }
       const e = item.embed;
       const childAlias = `t${depth + 1}`;
@@ -145,7 +123,7 @@ function selectList(alias: string, items: PlannedItem[], params: Params, depth: 
         return `(select row_to_json(_e) from (${inner} limit 1) _e) as ${quoteIdent(item.as)}`;
       }
       return (
-        `coalesce((select json_agg(_e) from (${inner}${orderClause(childAlias, e.order)}` +
+        `coalesce((select json_agg(_e) from (${inner}${orderClause(childAlias, e.order, params)}` +
         `${pagingClause(e.limit, e.offset, params)}) _e), '[]'::json) as ${quoteIdent(item.as)}`
       );
     })
@@ -190,7 +168,7 @@ export function readQuery(plan: ReadPlan, options: { single: boolean; count: boo
   const where = whereClause('t0', plan.where, params, inner);
   const page =
     `select ${selectList('t0', plan.items, params, 0)} from ${source.from}${where}` +
-    `${orderClause('t0', plan.order)}${pagingClause(plan.limit, plan.offset, params)}`;
+    `${orderClause('t0', plan.order, params)}${pagingClause(plan.limit, plan.offset, params)}`;
   const body = options.single ? `(json_agg(_r) -> 0)::text` : `coalesce(json_agg(_r), '[]')::text`;
   const total = options.count ? `, (select count(*) from ${source.from}${where})::bigint as total` : '';
   return finish(
