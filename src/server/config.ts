@@ -33,6 +33,8 @@ export interface RateLimits {
   otpFailuresPerEmail: number;
   /** failed verifications (wrong codes or links) per client address per window */
   verifyFailuresPerAddress: number;
+  /** wrong TOTP codes per factor (recovery codes per user) per window */
+  mfaFailuresPerFactor: number;
   windowSeconds: number;
 }
 
@@ -103,6 +105,17 @@ export interface Config {
   stripeApiBase: string | undefined;
   database: DatabaseLimits;
   dataApi: DataApiLimits;
+  mfa: MfaConfig;
+}
+
+/** TOTP second factors. */
+export interface MfaConfig {
+  /** the server secret TOTP secrets are sealed with (MFA_ENCRYPTION_KEY, else JWT_SECRET) */
+  encryptionKey: string;
+  /** seconds a challenge can be verified */
+  challengeExpirySeconds: number;
+  /** factors per user, verified or not */
+  maxEnrolledFactors: number;
 }
 
 /** How the service uses its PostgreSQL connections. */
@@ -201,6 +214,10 @@ const envSchema = z.object({
   RATE_LIMIT_EMAIL_SENT: positiveInt.default(30),
   RATE_LIMIT_OTP_FAILURES: positiveInt.default(20),
   RATE_LIMIT_VERIFY_FAILURES: positiveInt.default(30),
+  RATE_LIMIT_MFA_FAILURES: positiveInt.default(5),
+  MFA_ENCRYPTION_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  MFA_CHALLENGE_EXPIRY: positiveInt.min(30).max(3600).default(300),
+  MFA_MAX_ENROLLED_FACTORS: positiveInt.max(100).default(10),
   SITE_URL: z.url().optional(),
   URI_ALLOW_LIST: commaList.default([]),
   MAILER_OTP_EXP: positiveInt.max(86400).default(3600),
@@ -378,6 +395,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       emailSentPerHour: e.RATE_LIMIT_EMAIL_SENT,
       otpFailuresPerEmail: e.RATE_LIMIT_OTP_FAILURES,
       verifyFailuresPerAddress: e.RATE_LIMIT_VERIFY_FAILURES,
+      mfaFailuresPerFactor: e.RATE_LIMIT_MFA_FAILURES,
     },
     authEmail: {
       siteUrl,
@@ -414,6 +432,11 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       callerConcurrency: e.DATA_API_CALLER_CONCURRENCY,
       maxPatternLength: e.DATA_API_MAX_PATTERN_LENGTH,
       maxFilterTerms: e.DATA_API_MAX_FILTER_TERMS,
+    },
+    mfa: {
+      encryptionKey: e.MFA_ENCRYPTION_KEY ?? secrets.JWT_SECRET,
+      challengeExpirySeconds: e.MFA_CHALLENGE_EXPIRY,
+      maxEnrolledFactors: e.MFA_MAX_ENROLLED_FACTORS,
     },
   };
 }

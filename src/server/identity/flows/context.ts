@@ -4,6 +4,7 @@ import type { Pool, Queryable } from '../../db/pool.js';
 import type { RateLimits } from '../../config.js';
 import { signAccessToken, type AccessTokenClaims, type TokenSigner } from '../access-tokens.js';
 import type { EmailActionSettings } from '../email-actions.js';
+import type { MfaSettings } from './mfa.js';
 import { errors } from '../errors.js';
 import type { RedirectPolicy } from '../redirects.js';
 import type { RefreshTokenKey } from '../refresh-tokens.js';
@@ -36,6 +37,8 @@ export interface IdentityDeps {
   redirects: RedirectPolicy;
   /** tokens, links and e-mails of the e-mail actions */
   email: EmailActionSettings;
+  /** TOTP factors: the sealing key, limits and expiries */
+  mfa: MfaSettings;
 }
 
 export interface TokenResponse {
