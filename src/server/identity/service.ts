@@ -192,8 +192,14 @@ export class IdentityService {
     return mfa.regenerateRecoveryCodes(this.deps, claims);
   }
 
-  recoveryCodesLeft(userId: string): Promise<number> {
-    return mfa.recoveryCodesLeft(this.deps, userId);
+  /** The web app's factors page: the user's factors and how many recovery codes are unused. */
+  factorsOf(userId: string) {
+    return mfa.factorsOf(this.deps, userId);
+  }
+
+  /** At aal1 with a verified factor: the web app asks for the second step before anything else. */
+  secondStepDue(claims: AccessTokenClaims): Promise<boolean> {
+    return mfa.secondStepDue(this.deps, claims);
   }
 
   /** The second step at sign-in with a recovery code instead of the app. */

@@ -400,6 +400,22 @@ export async function regenerateRecoveryCodes(
   });
 }
 
+/** True when the session is at aal1 but the user has a verified factor: the second step is due. */
+export async function secondStepDue(deps: IdentityDeps, claims: AccessTokenClaims): Promise<boolean> {
+  if (claims.aal === 'aal2') return false;
+  const result = await deps.pool.query(
+    `select 1 from auth.mfa_factors where user_id = $1 and status = 'verified' limit 1`,
+    [claims.sub],
+  );
+  return (result.rowCount ?? 0) > 0;
+}
+
+/** The user's verified factors and unused recovery codes, for the web app's pages. */
+export async function factorsOf(deps: IdentityDeps, userId: string) {
+  const factors = await listFactors(deps.pool, userId);
+  return { factors, recoveryCodesLeft: await recoveryCodesLeft(deps, userId) };
+}
+
 /** Recovery codes the user has not used yet. */
 export async function recoveryCodesLeft(deps: IdentityDeps, userId: string): Promise<number> {
   const result = await deps.pool.query<{ left: number }>(
