@@ -17,13 +17,14 @@ as $$
 $$;
 
 -- The caller's workspaces that require MFA while the token is at aal1: the rows policies hide.
--- Evaluated once per statement (an InitPlan), like internal.my_workspace_id_array.
+-- Evaluated once per statement (an InitPlan), like internal.my_workspace_id_array; the aal test
+-- is written out rather than calling internal.at_aal2() so a policy costs one call, not one per row.
 create function internal.mfa_locked_workspace_ids() returns uuid[]
 language sql stable security definer set search_path = ''
 as $$
   select coalesce(array_agg(w.id), '{}') from public.workspace_members m
   join public.workspaces w on w.id = m.workspace_id
-  where m.user_id = auth.uid() and w.require_mfa and not internal.at_aal2()
+  where m.user_id = auth.uid() and w.require_mfa and coalesce(auth.jwt()->>'aal', '') <> 'aal2'
 $$;
 
 -- The same workspaces with their names, for the web app's "complete the second step" page; not
@@ -96,6 +97,10 @@ begin
   return caller;
 end
 $$;
+
+alter function internal.mfa_locked_workspace_ids() owner to service_role;
+alter function internal.my_mfa_locked_workspaces() owner to service_role;
+alter function internal.require_role(uuid, public.workspace_role) owner to service_role;
 
 grant execute on function internal.at_aal2(), internal.mfa_locked_workspace_ids(),
   internal.my_mfa_locked_workspaces(), internal.guard_require_mfa() to authenticated;
