@@ -311,3 +311,29 @@ test('the service role lists and deletes a user’s factors; unknown users are r
   const notAdmin = await supabase.auth.admin.mfa.listFactors({ userId });
   expect(notAdmin.error?.status).toBe(403);
 });
+
+test('two verifications racing with the same code: exactly one wins', async () => {
+  const { supabase } = await signedIn();
+  const { data } = await supabase.auth.mfa.enroll({ factorType: 'totp' });
+  const factorId = data!.id;
+  const token = (await supabase.auth.getSession()).data.session!.access_token;
+  const headers = { authorization: `Bearer ${token}` };
+  const challenges = await Promise.all(
+    [0, 1, 2].map(() =>
+      call(server, 'POST', `/auth/v1/factors/${factorId}/challenge`, { headers, body: {} }),
+    ),
+  );
+  const code = codeFor(data!.totp.secret);
+  const results = await Promise.all(
+    challenges.map((c) =>
+      call(server, 'POST', `/auth/v1/factors/${factorId}/verify`, {
+        headers,
+        body: { challenge_id: c.body.id, code },
+      }),
+    ),
+  );
+  expect(results.map((r) => r.status).sort()).toEqual([200, 422, 422]);
+  for (const r of results.filter((x) => x.status === 422)) {
+    expect(r.body.error_code).toBe('mfa_verification_failed');
+  }
+});
