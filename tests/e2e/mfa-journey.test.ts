@@ -184,6 +184,17 @@ test(
   },
 );
 
+test('signing out from the second step ends the half-done session', { timeout: 60_000 }, async () => {
+  const other = await newPage(suite.browser);
+  await signInWithPassword(other);
+  await other.waitForURL('**/sign-in/two-step**');
+  await other.click('button:has-text("Sign out")');
+  await other.waitForURL('**/sign-in');
+  await other.goto(url('/workspaces'));
+  expect(new URL(other.url()).pathname).toBe('/sign-in');
+  await other.context().close();
+});
+
 test(
   'turning two-step verification off asks first, then signing in needs only the password',
   {
