@@ -37,6 +37,8 @@ export interface RateLimits {
   otpFailuresPerEmail: number;
   /** failed verifications (wrong codes or links) per client address per window */
   verifyFailuresPerAddress: number;
+  /** wrong TOTP codes per factor (recovery codes per user) per window */
+  mfaFailuresPerFactor: number;
   windowSeconds: number;
 }
 
@@ -117,6 +119,17 @@ export interface Config {
   oauthProviders: OAuthProvider[];
   /** signed-in users may link and unlink identities (SECURITY_MANUAL_LINKING_ENABLED) */
   manualLinking: boolean;
+  mfa: MfaConfig;
+}
+
+/** TOTP second factors. */
+export interface MfaConfig {
+  /** the server secret TOTP secrets are sealed with (MFA_ENCRYPTION_KEY, else JWT_SECRET) */
+  encryptionKey: string;
+  /** seconds a challenge can be verified */
+  challengeExpirySeconds: number;
+  /** factors per user, verified or not */
+  maxEnrolledFactors: number;
 }
 
 /** How the service uses its PostgreSQL connections. */
@@ -219,6 +232,10 @@ const envSchema = z.object({
   RATE_LIMIT_EMAIL_SENT: positiveInt.default(30),
   RATE_LIMIT_OTP_FAILURES: positiveInt.default(20),
   RATE_LIMIT_VERIFY_FAILURES: positiveInt.default(30),
+  RATE_LIMIT_MFA_FAILURES: positiveInt.default(5),
+  MFA_ENCRYPTION_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  MFA_CHALLENGE_EXPIRY: positiveInt.min(30).max(3600).default(300),
+  MFA_MAX_ENROLLED_FACTORS: positiveInt.max(100).default(10),
   SITE_URL: z.url().optional(),
   URI_ALLOW_LIST: commaList.default([]),
   MAILER_OTP_EXP: positiveInt.max(86400).default(3600),
@@ -422,6 +439,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       emailSentPerHour: e.RATE_LIMIT_EMAIL_SENT,
       otpFailuresPerEmail: e.RATE_LIMIT_OTP_FAILURES,
       verifyFailuresPerAddress: e.RATE_LIMIT_VERIFY_FAILURES,
+      mfaFailuresPerFactor: e.RATE_LIMIT_MFA_FAILURES,
     },
     authEmail: {
       siteUrl,
@@ -461,5 +479,10 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     },
     oauthProviders,
     manualLinking: e.SECURITY_MANUAL_LINKING_ENABLED,
+    mfa: {
+      encryptionKey: e.MFA_ENCRYPTION_KEY ?? secrets.JWT_SECRET,
+      challengeExpirySeconds: e.MFA_CHALLENGE_EXPIRY,
+      maxEnrolledFactors: e.MFA_MAX_ENROLLED_FACTORS,
+    },
   };
 }

@@ -5,7 +5,8 @@
 // a flash; a phone never scrolls sideways; and axe-core finds no serious or critical
 // accessibility problem on any page, in either theme. Screenshots of every page in light and
 // dark, desktop and phone, go to test-results/screenshots/pages/.
-import type { Page } from 'playwright-core';
+import { Secret, TOTP } from 'otpauth';
+import type { Cookie, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import {
   DESKTOP,
@@ -33,6 +34,8 @@ let provider: StandInProvider;
 let owner: Page;
 let slug: string;
 let invitationLink: string;
+/** the cookies of a session that still owes its second step (two-step verification is set up) */
+let halfwayCookies: Cookie[];
 
 const url = (path: string) => `${suite.app.url}${path}`;
 const count = async (sql: string, values: unknown[] = []) =>
@@ -74,6 +77,31 @@ beforeAll(async () => {
     `select text_body from internal.outbox where to_address = 'barbara@example.com' order by id desc limit 1`,
   );
   invitationLink = /(https?:\/\/\S+\/invitations\/accept\?token=\w+)/.exec(mail.rows[0]!.text_body)![1]!;
+
+  // A workspace of Ada's that requires two-step verification, which she has not set up.
+  await suite.db.query(
+    `with w as (insert into public.workspaces (name, slug, require_mfa) values ('Locked Labs', 'locked-labs', true)
+                returning id)
+     insert into public.workspace_members (workspace_id, user_id, role)
+     select w.id, p.id, 'member' from w, public.profiles p where p.email = 'ada@example.com'`,
+  );
+  // Ida set up an authenticator app, then signed in again with her password only.
+  const ida = await signUpInBrowser(suite, 'ida@example.com');
+  await ida.goto(url('/settings/security'));
+  await ida.click('text=Set up an authenticator app');
+  const secret = ((await ida.textContent('[data-totp-secret]')) ?? '').trim();
+  const totp = new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' });
+  await ida.fill('input[name=code]', totp.generate());
+  await ida.click('text=Turn on two-step verification');
+  await ida.waitForSelector('[data-recovery-codes]');
+  await ida.context().clearCookies();
+  await ida.goto(url('/sign-in'));
+  await ida.fill('input[name=email]', 'ida@example.com');
+  await ida.fill('input[name=password]', 'correct horse battery');
+  await ida.click('button[type=submit]');
+  await ida.waitForURL('**/sign-in/two-step**');
+  halfwayCookies = await ida.context().cookies();
+  await ida.context().close();
 }, 300_000);
 afterAll(async () => {
   await suite?.stop();
@@ -384,7 +412,7 @@ test('signed-in visitors to the start and sign-in pages go to their workspaces; 
 });
 
 /** Every page, as who sees it. */
-function pages(): { name: string; path: string; as: 'owner' | 'visitor' }[] {
+function pages(): { name: string; path: string; as: 'owner' | 'visitor' | 'halfway' }[] {
   return [
     { name: 'landing', path: '/', as: 'visitor' },
     { name: 'sign-in', path: '/sign-in', as: 'visitor' },
@@ -402,6 +430,9 @@ function pages(): { name: string; path: string; as: 'owner' | 'visitor' }[] {
     { name: 'billing', path: `/w/${slug}/billing`, as: 'owner' },
     { name: 'profile', path: '/settings/profile', as: 'owner' },
     { name: 'notifications', path: '/settings/notifications', as: 'owner' },
+    { name: 'security', path: '/settings/security', as: 'owner' },
+    { name: 'two-step-required', path: '/two-step-required/locked-labs', as: 'owner' },
+    { name: 'sign-in-two-step', path: '/sign-in/two-step', as: 'halfway' },
     { name: 'invitation-wrong-account', path: invitationLink.replace(suite.app.url, ''), as: 'owner' },
   ];
 }
@@ -422,8 +453,11 @@ test(
         const ownerContext = await themedContext(suite.browser, { theme, size, url: suite.app.url });
         await ownerContext.addCookies(ownerCookies);
         const signedIn = await ownerContext.newPage();
+        const halfwayContext = await themedContext(suite.browser, { theme, size, url: suite.app.url });
+        await halfwayContext.addCookies(halfwayCookies);
+        const halfway = await halfwayContext.newPage();
         for (const p of pages()) {
-          const page = p.as === 'owner' ? signedIn : visitor;
+          const page = p.as === 'owner' ? signedIn : p.as === 'halfway' ? halfway : visitor;
           await page.goto(url(p.path));
           await page.waitForLoadState('networkidle');
           if (device === 'desktop') {
@@ -462,6 +496,7 @@ test(
         }
         await context.close();
         await ownerContext.close();
+        await halfwayContext.close();
       }
     }
     expect(problems).toEqual([]);

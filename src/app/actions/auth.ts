@@ -12,7 +12,15 @@ import { confirmUrl, startEmailFlow } from '@/app/lib/email-links';
 import type { SentState } from '@/app/actions/email-auth';
 import { emailField } from '@/app/lib/fields';
 import { submittedValues, type FormState } from '@/app/lib/form-state';
-import { readStoredSession, safeNext, services, storeSession, currentUser } from '@/app/lib/session';
+import {
+  readStoredSession,
+  safeNext,
+  secondStepPath,
+  services,
+  storeSession,
+  currentUser,
+  halfSignedInUser,
+} from '@/app/lib/session';
 
 const credentials = z.object({
   email: emailField,
@@ -60,11 +68,14 @@ export async function signInAction(_state: FormState, form: FormData): Promise<F
     return { error: isHttpError(error) ? error.message : 'Could not sign in; try again', values };
   }
   await storeSession(session as never);
+  // Whoever set up an authenticator app gives its code next (the session is at aal1 until then).
+  const factors = (session.user.factors ?? []) as { status?: string }[];
+  if (factors.some((f) => f.status === 'verified')) redirect(secondStepPath(safeNext(input.data.next)));
   redirect(safeNext(input.data.next));
 }
 
 export async function signOutAction() {
-  const user = await currentUser();
+  const user = (await currentUser()) ?? (await halfSignedInUser());
   const session = await readStoredSession();
   if (user && session) {
     await services()

@@ -1,7 +1,7 @@
 'use client';
 // The navigation on phones: one menu button opens a panel with the workspace's pages, the
 // workspaces, the account pages, the theme and sign out; every target is at least 44 px tall.
-import { Bell, LayoutGrid, LogOut, Menu, UserRound } from 'lucide-react';
+import { Bell, LayoutGrid, LogOut, Menu, ShieldCheck, UserRound } from 'lucide-react';
 import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import { useState } from 'react';
@@ -96,6 +96,10 @@ export function MobileNav({
             <Link href="/settings/profile" onClick={close} className={rowClass}>
               <UserRound aria-hidden="true" />
               Profile
+            </Link>
+            <Link href="/settings/security" onClick={close} className={rowClass}>
+              <ShieldCheck aria-hidden="true" />
+              Security
             </Link>
             <Link href="/settings/notifications" onClick={close} className={rowClass}>
               <Bell aria-hidden="true" />

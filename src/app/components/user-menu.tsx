@@ -1,7 +1,7 @@
 'use client';
 // The account menu in the header: who is signed in, profile, notifications, the theme, and
 // sign out. Sign out submits a form outside the menu, so closing the menu cannot cut it short.
-import { Bell, LogOut, UserRound } from 'lucide-react';
+import { Bell, LogOut, ShieldCheck, UserRound } from 'lucide-react';
 import Link from 'next/link';
 import { useRef } from 'react';
 import { signOutAction } from '@/app/actions/auth';
@@ -49,6 +49,12 @@ export function UserMenu({ user, theme }: { user: MenuUser; theme: Theme }) {
             <Link href="/settings/profile">
               <UserRound aria-hidden="true" />
               Profile
+            </Link>
+          </DropdownMenuItem>
+          <DropdownMenuItem asChild>
+            <Link href="/settings/security">
+              <ShieldCheck aria-hidden="true" />
+              Security
             </Link>
           </DropdownMenuItem>
           <DropdownMenuItem asChild>

@@ -5,7 +5,12 @@ import { getRuntime } from '@/server/runtime';
 import { notFound, redirect } from 'next/navigation';
 import { requireUser, type SignedIn } from '@/app/lib/session';
 import { slugParam } from '@/app/lib/slug-param';
-import { renamedSlug, workspaceBySlug, type WorkspaceAccess } from '@/app/lib/queries/workspaces';
+import {
+  myLockedWorkspaces,
+  renamedSlug,
+  workspaceBySlug,
+  type WorkspaceAccess,
+} from '@/app/lib/queries/workspaces';
 
 export function asUser<T>(user: SignedIn, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return withRls(getRuntime().pool, user.claims, fn);
@@ -67,5 +72,7 @@ export async function requireWorkspace(
   if (workspace) return { user, workspace };
   const current = await renamedSlug(user, slug);
   if (current) redirect(`/w/${current}${tab}`);
+  // A workspace that requires two-step verification this session has not passed: say so.
+  if ((await myLockedWorkspaces(user)).some((w) => w.slug === slug)) redirect(`/two-step-required/${slug}`);
   notFound();
 }

@@ -20,6 +20,8 @@ export interface SignedIn {
   userId: string;
   email: string;
   claims: Claims;
+  /** the session passed a second factor */
+  aal2: boolean;
 }
 
 function services() {
@@ -51,17 +53,50 @@ export async function storeSession(session: StoredSession | null): Promise<void>
   }
 }
 
-/** The signed-in user, or null when there is no usable session. */
-export async function currentUser(): Promise<SignedIn | null> {
+/** A signed-in session that has not passed the second factor its user set up. */
+export interface HalfSignedIn {
+  secondStepDue: true;
+  user: SignedIn;
+}
+
+async function sessionUser(): Promise<SignedIn | HalfSignedIn | null> {
   const session = await readStoredSession();
   if (!session) return null;
+  let user: SignedIn;
   try {
     const claims = await verifyAccessToken(services().signer, session.access_token);
     if (claims.exp - Math.floor(Date.now() / 1000) < REFRESH_MARGIN_SECONDS) return null;
-    return { userId: claims.sub, email: claims.email, claims: claims as unknown as Claims };
+    user = {
+      userId: claims.sub,
+      email: claims.email,
+      claims: claims as unknown as Claims,
+      aal2: claims.aal === 'aal2',
+    };
   } catch {
     return null;
   }
+  // Whoever set up a second factor passes it before anything else in the app.
+  if (!user.aal2 && (await services().identity.secondStepDue(user.claims as never))) {
+    return { secondStepDue: true, user };
+  }
+  return user;
+}
+
+/** The signed-in user, or null when there is no usable session (or the second step is still due). */
+export async function currentUser(): Promise<SignedIn | null> {
+  const found = await sessionUser();
+  return found && !('secondStepDue' in found) ? found : null;
+}
+
+/** The user of a session whose second step is due (for the second-step page), else null. */
+export async function halfSignedInUser(): Promise<SignedIn | null> {
+  const found = await sessionUser();
+  return found && 'secondStepDue' in found ? found.user : null;
+}
+
+/** The second-step page, coming back to `path`. */
+export function secondStepPath(path: string | null): string {
+  return path ? `/sign-in/two-step?next=${encodeURIComponent(path)}` : '/sign-in/two-step';
 }
 
 /**
@@ -69,8 +104,9 @@ export async function currentUser(): Promise<SignedIn | null> {
  * `path` is where to come back to.
  */
 export async function requireUser(path: string): Promise<SignedIn> {
-  const user = await currentUser();
-  if (user) return user;
+  const found = await sessionUser();
+  if (found && 'secondStepDue' in found) redirect(secondStepPath(path));
+  if (found) return found;
   const session = await readStoredSession();
   if (session) redirect(`/session/refresh?next=${encodeURIComponent(path)}`);
   redirect(`/sign-in?next=${encodeURIComponent(path)}`);

@@ -5,7 +5,7 @@ import { redirect } from 'next/navigation';
 import { ProviderButtons } from '@/app/components/provider-buttons';
 import { SignInForm } from '@/app/sign-in/sign-in-form';
 import { localPath, safeNext } from '@/app/lib/redirect-target';
-import { currentUser } from '@/app/lib/session';
+import { currentUser, halfSignedInUser, secondStepPath } from '@/app/lib/session';
 
 export const metadata = { title: 'Sign in' };
 
@@ -18,6 +18,7 @@ export default async function SignInPage({
   // Carried on only when it is a path of this app; the action checks it again.
   const next = localPath(typeof requested === 'string' ? requested : null);
   if (await currentUser()) redirect(safeNext(next));
+  if (await halfSignedInUser()) redirect(secondStepPath(next));
   return (
     <>
       <div className="mb-8 text-center">

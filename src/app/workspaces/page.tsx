@@ -1,12 +1,12 @@
 // The signed-in user's workspaces, read under their own row-level security, and a form to create
 // one. A new account starts here with an empty state that invites the first workspace.
-import { ArrowRight, FolderKanban, Users } from 'lucide-react';
+import { ArrowRight, FolderKanban, ShieldAlert, Users } from 'lucide-react';
 import Link from 'next/link';
 import { PageHeader } from '@/app/components/page-header';
 import { Badge } from '@/app/components/ui/badge';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { CreateWorkspaceForm } from '@/app/workspaces/create-workspace-form';
-import { myWorkspaces } from '@/app/lib/queries/workspaces';
+import { myLockedWorkspaces, myWorkspaces } from '@/app/lib/queries/workspaces';
 import { requireUser } from '@/app/lib/session';
 
 export const dynamic = 'force-dynamic';
@@ -20,10 +20,40 @@ export default async function WorkspacesPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const user = await requireUser('/workspaces');
-  const [workspaces, { new: wantsNew }] = await Promise.all([myWorkspaces(user), searchParams]);
+  const [workspaces, locked, { new: wantsNew }] = await Promise.all([
+    myWorkspaces(user),
+    myLockedWorkspaces(user),
+    searchParams,
+  ]);
   return (
     <>
       <PageHeader title="Your workspaces" description={`Signed in as ${user.email}`} />
+      {locked.length > 0 ? (
+        <section
+          aria-labelledby="locked-title"
+          className="mb-8 rounded-lg border border-dashed bg-card px-5 py-4 text-sm"
+        >
+          <h2 id="locked-title" className="flex items-center gap-2 font-semibold">
+            <ShieldAlert className="size-4 text-primary" aria-hidden="true" />
+            Waiting for two-step verification
+          </h2>
+          <p className="mt-1 text-muted-foreground">
+            These workspaces require it;{' '}
+            <Link className="underline" href="/settings/security">
+              set it up
+            </Link>{' '}
+            to open them:{' '}
+            {locked.map((w, i) => (
+              <span key={w.id}>
+                {i > 0 ? ', ' : ''}
+                <Link className="font-medium text-foreground underline" href={`/two-step-required/${w.slug}`}>
+                  {w.name}
+                </Link>
+              </span>
+            ))}
+          </p>
+        </section>
+      ) : null}
       {workspaces.length === 0 ? (
         <div className="mb-8 rounded-lg border border-dashed bg-card px-6 py-10 text-center">
           <FolderKanban className="mx-auto size-8 text-muted-foreground" aria-hidden="true" />

@@ -109,3 +109,16 @@ export const generateLinkBody = z.object({
   redirect_to: optionalText,
 });
 export const uuid = z.uuid({ error: 'user id must be a UUID' });
+
+// TOTP factors (GoTrue's EnrollFactorParams, ChallengeFactorParams, VerifyFactorParams).
+export const enrollFactorBody = z.object({
+  factor_type: z.string().max(32).nullish(),
+  friendly_name: z.string().max(100, 'friendly_name must be at most 100 characters').nullish(),
+  issuer: z.string().max(100, 'issuer must be at most 100 characters').nullish(),
+});
+export const challengeFactorBody = z.object({ channel: z.string().max(16).nullish() }).nullish();
+export const verifyFactorBody = z.object({
+  challenge_id: z.uuid({ error: 'challenge_id must be a UUID' }),
+  code: z.string().max(64, 'code must be at most 64 characters').nullish(),
+});
+export const factorId = z.uuid({ error: 'factor_id must be an UUID' });

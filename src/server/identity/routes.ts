@@ -15,7 +15,10 @@ import {
   adminCreateBody,
   adminUpdateBody,
   anonymousSignUpBody,
+  challengeFactorBody,
   email as emailSchema,
+  enrollFactorBody,
+  factorId as factorIdSchema,
   GENERATE_LINK_TYPES,
   generateLinkBody,
   inviteBody,
@@ -30,6 +33,7 @@ import {
   updateUserBody,
   uuid,
   verifyBody,
+  verifyFactorBody,
 } from './request-schemas.js';
 import type { IdentityService, RequestContext } from './service.js';
 import type { AuthorizeInput } from './flows/oauth.js';
@@ -126,6 +130,13 @@ function verifyInput(body: unknown): VerifyInput {
 function requireUser(caller: Caller) {
   if (caller.kind !== 'user') throw errors.noAuthorization();
   return caller.claims;
+}
+
+/** GoTrue answers a factor id that is not a UUID with 404 (there is no such factor). */
+function factorIdParam(raw: string | undefined): string {
+  const parsed = factorIdSchema.safeParse(raw);
+  if (!parsed.success) throw authError(404, 'validation_failed', 'factor_id must be an UUID');
+  return parsed.data;
 }
 
 function requireAdmin(caller: Caller): void {
@@ -389,6 +400,57 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     }
     await service.signOut(requireUser(c.get('caller')), scope);
     return c.body(null, 204);
+  });
+
+  // TOTP factors (flows/mfa.ts).
+  app.post('/factors', async (c) => {
+    const claims = requireUser(c.get('caller'));
+    const input = parseWith(enrollFactorBody, (await readJsonBody(c.req.raw)) ?? {});
+    return c.json(
+      await service.enrollFactor(claims, {
+        factorType: input.factor_type ?? '',
+        friendlyName: input.friendly_name ?? undefined,
+        issuer: input.issuer ?? undefined,
+      }),
+    );
+  });
+
+  app.post('/factors/:factorId/challenge', async (c) => {
+    const claims = requireUser(c.get('caller'));
+    const id = factorIdParam(c.req.param('factorId'));
+    const input = parseWith(challengeFactorBody, await readJsonBody(c.req.raw));
+    if (input?.channel) throw errors.validation('channel is only for phone factors');
+    return c.json(await service.challengeFactor(claims, id, requestContext(c, deps.trustProxy).ip));
+  });
+
+  app.post('/factors/:factorId/verify', async (c) => {
+    const claims = requireUser(c.get('caller'));
+    const id = factorIdParam(c.req.param('factorId'));
+    const input = parseWith(verifyFactorBody, (await readJsonBody(c.req.raw)) ?? {});
+    return c.json(
+      await service.verifyFactor(claims, id, {
+        challengeId: input.challenge_id,
+        code: input.code ?? '',
+        ip: requestContext(c, deps.trustProxy).ip,
+      }),
+    );
+  });
+
+  app.delete('/factors/:factorId', async (c) => {
+    const claims = requireUser(c.get('caller'));
+    const id = factorIdParam(c.req.param('factorId'));
+    return c.json(await service.unenrollFactor(claims, id));
+  });
+
+  app.get('/admin/users/:id/factors', async (c) => {
+    requireAdmin(c.get('caller'));
+    return c.json(await service.adminListFactors(parseWith(uuid, c.req.param('id'))));
+  });
+
+  app.delete('/admin/users/:id/factors/:factorId', async (c) => {
+    requireAdmin(c.get('caller'));
+    const userId = parseWith(uuid, c.req.param('id'));
+    return c.json(await service.adminDeleteFactor(userId, factorIdParam(c.req.param('factorId'))));
   });
 
   app.post('/invite', async (c) => {

@@ -6,6 +6,8 @@ import type { Pool } from '../db/pool.js';
 import type { AccessTokenClaims, TokenSigner } from './access-tokens.js';
 import * as admin from './flows/admin.js';
 import * as anonymous from './flows/anonymous.js';
+import * as mfa from './flows/mfa.js';
+import { createMfaKeys } from './mfa/secret-box.js';
 import type { IdentityDeps, RequestContext, TokenResponse } from './flows/context.js';
 import * as otpFlow from './flows/otp.js';
 import * as signup from './flows/signup.js';
@@ -65,6 +67,14 @@ export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner
       },
     },
     oauth: { providers: config.oauthProviders, manualLinking: config.manualLinking },
+    mfa: {
+      keys: createMfaKeys(config.mfa.encryptionKey),
+      defaultIssuer: new URL(email.siteUrl).host,
+      challengeExpirySeconds: config.mfa.challengeExpirySeconds,
+      maxEnrolledFactors: config.mfa.maxEnrolledFactors,
+      failuresPerFactor: config.rateLimits.mfaFailuresPerFactor,
+      unverifiedFactorExpirySeconds: 300,
+    },
   };
 }
 
@@ -183,5 +193,49 @@ export class IdentityService {
 
   adminDeleteUser(id: string): Promise<void> {
     return admin.adminDeleteUser(this.deps, id);
+  }
+
+  enrollFactor(claims: AccessTokenClaims, input: mfa.EnrollInput) {
+    return mfa.enroll(this.deps, claims, input);
+  }
+
+  challengeFactor(claims: AccessTokenClaims, factorId: string, ip: string | null) {
+    return mfa.challenge(this.deps, claims, factorId, ip);
+  }
+
+  verifyFactor(claims: AccessTokenClaims, factorId: string, input: mfa.VerifyInput): Promise<TokenResponse> {
+    return mfa.verify(this.deps, claims, factorId, input);
+  }
+
+  unenrollFactor(claims: AccessTokenClaims, factorId: string) {
+    return mfa.unenroll(this.deps, claims, factorId);
+  }
+
+  adminListFactors(userId: string) {
+    return mfa.adminListFactors(this.deps, userId);
+  }
+
+  adminDeleteFactor(userId: string, factorId: string) {
+    return mfa.adminDeleteFactor(this.deps, userId, factorId);
+  }
+
+  /** The web app's recovery codes: new ones for an aal2 session (the old ones stop working). */
+  regenerateRecoveryCodes(claims: AccessTokenClaims): Promise<string[]> {
+    return mfa.regenerateRecoveryCodes(this.deps, claims);
+  }
+
+  /** The web app's factors page: the user's factors and how many recovery codes are unused. */
+  factorsOf(userId: string) {
+    return mfa.factorsOf(this.deps, userId);
+  }
+
+  /** At aal1 with a verified factor: the web app asks for the second step before anything else. */
+  secondStepDue(claims: AccessTokenClaims): Promise<boolean> {
+    return mfa.secondStepDue(this.deps, claims);
+  }
+
+  /** The second step at sign-in with a recovery code instead of the app. */
+  verifyRecoveryCode(claims: AccessTokenClaims, code: string): Promise<TokenResponse> {
+    return mfa.verifyRecoveryCode(this.deps, claims, code);
   }
 }

@@ -41,15 +41,23 @@ interface IdentityRow {
 
 export interface UserWithIdentities extends UserRow {
   identities: IdentityRow[];
+  /** second factors in GoTrue's JSON shape (absent where a query does not load them) */
+  factors?: Record<string, unknown>[];
 }
+
+const FACTORS = `coalesce((select json_agg(json_build_object('id', f.id,
+  'friendly_name', coalesce(f.friendly_name, ''), 'factor_type', f.factor_type, 'status', f.status,
+  'created_at', f.created_at, 'updated_at', f.updated_at, 'last_challenged_at', f.last_challenged_at)
+  order by f.created_at, f.id) from auth.mfa_factors f where f.user_id = u.id), '[]') as factors`;
 
 const USER_COLUMNS = `u.id, u.aud, u.role, u.email, u.phone, u.encrypted_password, u.email_confirmed_at,
   u.invited_at, u.confirmation_sent_at, u.recovery_sent_at, u.email_change, u.email_change_sent_at,
   u.email_change_confirm_status, u.reauthentication_sent_at, u.last_sign_in_at, u.raw_app_meta_data,
   u.raw_user_meta_data, u.banned_until, u.is_anonymous, u.created_at, u.updated_at`;
 
+// The user's second factors ride along with the identities (GoTrue lists them in the user JSON).
 const IDENTITIES = `coalesce((select json_agg(i order by i.created_at) from auth.identities i
-  where i.user_id = u.id), '[]') as identities`;
+  where i.user_id = u.id), '[]') as identities, ${FACTORS}`;
 
 /** A user with identities, for statements that fold the lookup into a larger query: add a where on u. */
 export const SELECT_USER = `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u`;
@@ -106,6 +114,7 @@ export function renderUser(user: UserWithIdentities): Record<string, unknown> {
     created_at: iso(user.created_at),
     updated_at: iso(user.updated_at),
     is_anonymous: user.is_anonymous,
+    ...(user.factors?.length ? { factors: user.factors } : {}),
   };
 }
 

@@ -23,7 +23,26 @@ export interface WorkspaceAccess {
   role: Role;
   /** the last payment failed and is still unpaid */
   pastDue: boolean;
+  /** members must pass two-step verification to see it */
+  requireMfa: boolean;
 }
+
+/** A workspace of the user hidden until they pass two-step verification (it requires it). */
+export interface LockedWorkspace {
+  id: string;
+  name: string;
+  slug: string;
+}
+
+/** The user's workspaces that require two-step verification the session has not passed. */
+export const myLockedWorkspaces = cache(async (user: SignedIn): Promise<LockedWorkspace[]> =>
+  asUser(user, async (tx) => {
+    const r = await tx.query<LockedWorkspace>(
+      'select id, name, slug from internal.my_mfa_locked_workspaces()',
+    );
+    return r.rows;
+  }),
+);
 
 /** The user's workspaces with their role and sizes, by name. Once per request. */
 export const myWorkspaces = cache(async (user: SignedIn): Promise<WorkspaceSummary[]> =>
@@ -44,7 +63,8 @@ export const myWorkspaces = cache(async (user: SignedIn): Promise<WorkspaceSumma
 export const workspaceBySlug = cache(async (user: SignedIn, slug: string): Promise<WorkspaceAccess | null> =>
   asUser(user, async (tx) => {
     const r = await tx.query<WorkspaceAccess>(
-      `select w.id, w.name, w.slug, m.role, coalesce(s.past_due_since is not null, false) as "pastDue"
+      `select w.id, w.name, w.slug, m.role, coalesce(s.past_due_since is not null, false) as "pastDue",
+              w.require_mfa as "requireMfa"
        from public.workspaces w
        join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
        left join public.subscriptions s on s.workspace_id = w.id

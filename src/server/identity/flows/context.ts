@@ -4,6 +4,7 @@ import type { Pool, Queryable } from '../../db/pool.js';
 import type { RateLimits } from '../../config.js';
 import { signAccessToken, type AccessTokenClaims, type TokenSigner } from '../access-tokens.js';
 import type { EmailActionSettings } from '../email-actions.js';
+import type { MfaSettings } from './mfa.js';
 import { errors } from '../errors.js';
 import type { OAuthProvider } from '../oauth/providers.js';
 import type { RedirectPolicy } from '../redirects.js';
@@ -41,6 +42,8 @@ export interface IdentityDeps {
   email: EmailActionSettings;
   /** sign-in with OAuth/OIDC providers: the enabled ones (EXTERNAL_*) */
   oauth: { providers: OAuthProvider[]; manualLinking: boolean };
+  /** TOTP factors: the sealing key, limits and expiries */
+  mfa: MfaSettings;
 }
 
 export interface TokenResponse {

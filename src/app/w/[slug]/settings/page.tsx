@@ -5,6 +5,7 @@ import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app
 import { requireWorkspace } from '@/app/lib/db';
 import { workspaceTitle } from '@/app/lib/titles';
 import { DeleteWorkspace, RenameWorkspaceForm } from '@/app/w/[slug]/settings/settings-forms';
+import { RequireMfaForm } from '@/app/w/[slug]/settings/require-mfa-form';
 
 export const dynamic = 'force-dynamic';
 
@@ -13,7 +14,7 @@ type Params = { params: Promise<{ slug: string }> };
 export const generateMetadata = ({ params }: Params) => workspaceTitle(params, 'Settings');
 
 export default async function SettingsPage({ params }: Params) {
-  const { workspace } = await requireWorkspace(params, '/settings');
+  const { user, workspace } = await requireWorkspace(params, '/settings');
   const canEdit = workspace.role === 'admin' || workspace.role === 'owner';
   const ws = { id: workspace.id, name: workspace.name, slug: workspace.slug };
   return (
@@ -38,6 +39,23 @@ export default async function SettingsPage({ params }: Params) {
                 <dd className="font-medium">/w/{workspace.slug}</dd>
                 <dd className="text-muted-foreground sm:col-span-2">Only admins and owners change these.</dd>
               </dl>
+            )}
+          </CardContent>
+        </Card>
+        <Card aria-labelledby="require-mfa">
+          <CardHeader>
+            <CardTitle id="require-mfa">Two-step verification</CardTitle>
+            <CardDescription>
+              {workspace.requireMfa
+                ? 'Required: members see this workspace only after signing in with a code from their authenticator app.'
+                : 'Not required: members can open this workspace with their password alone.'}
+            </CardDescription>
+          </CardHeader>
+          <CardContent>
+            {canEdit ? (
+              <RequireMfaForm workspace={ws} required={workspace.requireMfa} canChange={user.aal2} />
+            ) : (
+              <p className="text-sm text-muted-foreground">Only admins and owners change this.</p>
             )}
           </CardContent>
         </Card>

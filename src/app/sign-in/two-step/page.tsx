@@ -1,0 +1,41 @@
+// The second step of signing in, for people who set up two-step verification: a code from their
+// authenticator app, or one of their recovery codes. Only a session that still owes the step
+// sees it; anyone else goes on (or to sign in).
+import { redirect } from 'next/navigation';
+import { signOutAction } from '@/app/actions/auth';
+import { SecondStepForm } from '@/app/sign-in/two-step/second-step-form';
+import { localPath, safeNext } from '@/app/lib/redirect-target';
+import { currentUser, halfSignedInUser } from '@/app/lib/session';
+
+export const dynamic = 'force-dynamic';
+export const metadata = { title: 'Two-step verification' };
+
+export default async function SecondStepPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const { next: requested } = await searchParams;
+  const next = localPath(typeof requested === 'string' ? requested : null);
+  const user = await halfSignedInUser();
+  if (!user) redirect((await currentUser()) ? safeNext(next) : '/sign-in');
+  return (
+    <>
+      <div className="mb-8 text-center">
+        <h1 className="text-2xl font-semibold tracking-tight">Two-step verification</h1>
+        <p className="mt-2 text-sm text-muted-foreground">
+          Signed in as {user.email}. Enter the code from your authenticator app to continue.
+        </p>
+      </div>
+      <div className="rounded-lg border bg-card p-6 shadow-xs">
+        <SecondStepForm next={next} />
+      </div>
+      <form action={signOutAction} className="mt-6 text-center text-sm text-muted-foreground">
+        Not you, or no way to get a code?{' '}
+        <button type="submit" className="cursor-pointer font-medium text-foreground underline">
+          Sign out
+        </button>
+      </form>
+    </>
+  );
+}
