@@ -10,8 +10,9 @@ export async function startBenchServer(
   apiKey: string,
   jwtSecret = randomBytes(32).toString('hex'),
   extraEnv: Record<string, string> = {},
+  nodeOptions: string[] = [],
 ): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', script], {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
