@@ -58,7 +58,8 @@ begin
   end if;
 
   -- A new statement after the lock: sees any rotation committed while we waited. The user row
-  -- comes whole (its password hash stays in the database) with its identities.
+  -- comes whole, as findUserById reads it (the password hash too, which is never rendered), with
+  -- its identities.
   select t.id, t.revoked, t.updated_at < now() - make_interval(secs => p_ttl_seconds), t.user_id,
          t.updated_at, u.banned_until > now(),
          json_build_object('row', to_json(u), 'identities',
