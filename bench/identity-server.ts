@@ -1,6 +1,8 @@
 // Benchmark server process: the real platform app on the given database, plus one extra route,
-// POST /bench/jwt, that signs an access token and returns it: the "bare signed-JWT round trip"
-// the refresh grant is compared with, served by the same process and HTTP stack.
+// POST /bench/jwt: one durable single-row write (its own transaction, committed to the WAL) and
+// one signed access token. That is the floor of a refresh grant, which must write durably and
+// sign; it is served by the same process and HTTP stack, so the ratio shows what the grant costs
+// beyond it.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
@@ -13,9 +15,17 @@ import { createPlatform } from '../src/server/platform.js';
 const config = await loadConfig(process.env);
 const pool = createPool(config.databaseUrl!, { max: 20 });
 const { app, signer } = createPlatform({ config, pool, logger: createLogger('silent') });
+await pool.query(
+  'create table if not exists bench_writes (id bigserial primary key, sub uuid not null, at timestamptz not null default now())',
+);
 
 app.post('/bench/jwt', async (c) => {
   const body = (await c.req.json()) as { sub: string };
+  await pool.query({
+    name: 'bench_write',
+    text: 'insert into bench_writes (sub) values ($1)',
+    values: [body.sub],
+  });
   const { token, expiresAt } = await signAccessToken(signer, {
     userId: body.sub,
     aud: 'authenticated',

@@ -8,6 +8,10 @@ export interface LoadResult {
   perSecond: number;
   p50: number;
   p99: number;
+  /** wall-clock seconds measured */
+  seconds: number;
+  /** every latency, sorted (when asked for with keepLatencies) */
+  latencies?: number[];
 }
 
 export const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -49,6 +53,7 @@ export async function runLoad(options: {
   concurrency: number;
   /** performs one operation for worker `w`; resolves true on success */
   operation: (w: number) => Promise<boolean>;
+  keepLatencies?: boolean;
 }): Promise<LoadResult> {
   const latencies: number[] = [];
   let errors = 0;
@@ -72,5 +77,50 @@ export async function runLoad(options: {
     perSecond: latencies.length / elapsed,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
+    seconds: elapsed,
+    latencies: options.keepLatencies ? latencies : undefined,
+  };
+}
+
+/**
+ * Measures two loads in alternating slices (a, b, a, b, …) of `durationMs / slices` each and adds
+ * each one's slices up. On a machine shared with other work, both then see the same mix of quiet
+ * and busy moments, so their ratio means more than two back-to-back runs would.
+ */
+export async function compareLoads(options: {
+  durationMs: number;
+  concurrency: number;
+  slices?: number;
+  a: (w: number) => Promise<boolean>;
+  b: (w: number) => Promise<boolean>;
+}): Promise<{ a: LoadResult; b: LoadResult }> {
+  const slices = options.slices ?? 6;
+  const sliceMs = options.durationMs / slices;
+  const parts: { a: LoadResult[]; b: LoadResult[] } = { a: [], b: [] };
+  for (let i = 0; i < slices; i++) {
+    for (const side of i % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
+      parts[side].push(
+        await runLoad({
+          durationMs: sliceMs,
+          concurrency: options.concurrency,
+          operation: options[side],
+          keepLatencies: true,
+        }),
+      );
+    }
+  }
+  return { a: merge(parts.a), b: merge(parts.b) };
+}
+
+function merge(results: LoadResult[]): LoadResult {
+  const latencies = results.flatMap((r) => r.latencies ?? []).sort((x, y) => x - y);
+  const seconds = results.reduce((s, r) => s + r.seconds, 0);
+  return {
+    requests: latencies.length,
+    errors: results.reduce((s, r) => s + r.errors, 0),
+    perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    seconds,
   };
 }

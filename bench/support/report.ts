@@ -13,10 +13,40 @@ export interface BenchRow {
   /** value / reference */
   ratio: number;
   note?: string;
+  /** the goal this figure is held to, in words (e.g. "ratio >= 0.8 and >= 1,000 req/s") */
+  goal?: string;
+  /** whether this run met it */
+  met?: boolean;
 }
 
-export function row(input: Omit<BenchRow, 'ratio'>): BenchRow {
-  return { ...input, ratio: input.reference === 0 ? 0 : input.value / input.reference };
+/** A goal on the ratio (and optionally on the value itself), checked against the figures. */
+export interface Goal {
+  minRatio?: number;
+  maxRatio?: number;
+  minValue?: number;
+  /** further conditions, in words, and whether they held */
+  also?: [words: string, held: boolean][];
+}
+
+export function row(input: Omit<BenchRow, 'ratio' | 'goal' | 'met'>, goal?: Goal): BenchRow {
+  const ratio = input.reference === 0 ? 0 : input.value / input.reference;
+  if (!goal) return { ...input, ratio };
+  const parts: [string, boolean][] = [];
+  if (goal.minRatio !== undefined) parts.push([`ratio >= ${goal.minRatio}`, ratio >= goal.minRatio]);
+  if (goal.maxRatio !== undefined) parts.push([`ratio <= ${goal.maxRatio}`, ratio <= goal.maxRatio]);
+  if (goal.minValue !== undefined)
+    parts.push([`>= ${goal.minValue.toLocaleString('en')} ${input.unit}`, input.value >= goal.minValue]);
+  parts.push(...(goal.also ?? []));
+  return {
+    ...input,
+    ratio,
+    goal: parts.map(([words]) => words).join(', '),
+    met: parts.every(([, held]) => held),
+  };
+}
+
+function goalText(r: BenchRow): string {
+  return r.goal ? `goal ${r.goal}: ${r.met ? 'met' : 'NOT met'}` : '';
 }
 
 const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
@@ -24,7 +54,7 @@ const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n
 export function printRows(rows: BenchRow[]): void {
   for (const r of rows) {
     console.log(
-      `${r.suite} | ${r.measure}: ${fmt(r.value)} ${r.unit} vs ${r.referenceName}: ${fmt(r.reference)} ${r.unit} -> ratio ${r.ratio.toFixed(3)}${r.note ? ` (${r.note})` : ''}`,
+      `${r.suite} | ${r.measure}: ${fmt(r.value)} ${r.unit} vs ${r.referenceName}: ${fmt(r.reference)} ${r.unit} -> ratio ${r.ratio.toFixed(3)}${r.goal ? ` [${goalText(r)}]` : ''}${r.note ? ` (${r.note})` : ''}`,
     );
   }
 }
@@ -54,11 +84,11 @@ export function markdownReport(rows: BenchRow[], machine: string, date: Date): s
     '',
     '## Results',
     '',
-    '| suite | measure | value | reference | ratio | note |',
-    '| --- | --- | --- | --- | --- | --- |',
+    '| suite | measure | value | reference | ratio | goal | note |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
     ...rows.map(
       (r) =>
-        `| ${r.suite} | ${r.measure} | ${fmt(r.value)} ${r.unit} | ${r.referenceName}: ${fmt(r.reference)} ${r.unit} | ${r.ratio.toFixed(3)} | ${r.note ?? ''} |`,
+        `| ${r.suite} | ${r.measure} | ${fmt(r.value)} ${r.unit} | ${r.referenceName}: ${fmt(r.reference)} ${r.unit} | ${r.ratio.toFixed(3)} | ${goalText(r)} | ${r.note ?? ''} |`,
     ),
     '',
   ];

@@ -5,7 +5,7 @@
 // handler refuses (it names a workspace it may not touch) also rolls back and is recorded as
 // failed, with the reason, but is acknowledged: retrying it would be refused the same way.
 import type { Pool } from '../db/pool.js';
-import { withService, type Tx } from '../db/transactions.js';
+import { withServiceFolded, type Statement, type Tx } from '../db/transactions.js';
 import { HttpError } from '../http/errors.js';
 import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.js';
 import type { Logger } from '../logger.js';
@@ -23,16 +23,16 @@ export class RefusedEvent extends Error {
   override name = 'RefusedEvent';
 }
 
-async function claim(tx: Tx, event: VerifiedEvent, force: boolean): Promise<boolean> {
-  const result = await tx.query(
-    `insert into internal.billing_events (id, type, created, payload, status)
+/** The exactly-once claim: a row for a new event (or a failed one to retry), nothing for a duplicate. */
+function claim(event: VerifiedEvent, force: boolean): Statement {
+  return {
+    text: `insert into internal.billing_events (id, type, created, payload, status)
      values ($1, $2, $3, $4, 'processing')
      on conflict (id) do update set status = 'processing', attempts = internal.billing_events.attempts + 1
        where internal.billing_events.status = 'failed' or $5
      returning id`,
-    [event.id, event.type, event.created, JSON.stringify(event), force],
-  );
-  return (result.rowCount ?? 0) > 0;
+    values: [event.id, event.type, event.created, JSON.stringify(event), force],
+  };
 }
 
 export async function receiveEvent(
@@ -43,17 +43,20 @@ export async function receiveEvent(
   options: { force?: boolean } = {},
 ): Promise<ReceiveOutcome> {
   try {
-    return await withService(pool, async (tx) => {
-      if (!(await claim(tx, event, options.force ?? false))) return 'duplicate';
+    // The claim rides with the begin and the event's status with the commit (one message each).
+    return await withServiceFolded(pool, claim(event, options.force ?? false), async (tx, claimed) => {
+      if (claimed.length === 0) return { value: 'duplicate' as const };
       const handler = handlers[event.type];
       const outcome: HandlerOutcome = handler ? await handler(tx, event) : 'ignored';
-      await tx.query(
-        `update internal.billing_events set status = $2, processed_at = now(), last_error = null where id = $1`,
-        [event.id, outcome],
-      );
       if (!handler)
         logger.info({ eventId: event.id, type: event.type }, 'billing event type not handled; recorded');
-      return outcome;
+      return {
+        value: outcome,
+        last: {
+          text: `update internal.billing_events set status = $2, processed_at = now(), last_error = null where id = $1`,
+          values: [event.id, outcome],
+        },
+      };
     });
   } catch (error) {
     if (isDatabaseUnavailable(error)) throw databaseUnavailable(error); // nothing to record; the provider retries

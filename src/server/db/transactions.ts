@@ -113,6 +113,44 @@ export interface Statement {
   values: readonly unknown[];
 }
 
+/**
+ * withService for short transactions of trusted server work, two round trips shorter: the first
+ * statement rides with the `begin` and the last (if fn names one) with the `commit`, each pair in
+ * one simple-protocol message, their values as literals from literals.ts. An error anywhere leaves
+ * the transaction aborted (PostgreSQL skips the rest of a message after an error) and it is rolled
+ * back, as in withService.
+ */
+export async function withServiceFolded<T>(
+  pool: Pool,
+  first: Statement,
+  fn: (tx: Tx, firstRows: Record<string, unknown>[]) => Promise<{ value: T; last?: Statement }>,
+): Promise<T> {
+  const tx = await pool.connect();
+  let broken = false;
+  const onError = () => {
+    broken = true;
+  };
+  tx.on('error', onError);
+  try {
+    const opened = (await tx.query(`begin; ${inlineParameters(first.text, first.values)}`)) as unknown as {
+      rows: Record<string, unknown>[];
+    }[];
+    const { value, last } = await fn(tx, opened[1]?.rows ?? []);
+    await tx.query(last ? `${inlineParameters(last.text, last.values)}; commit` : 'commit');
+    return value;
+  } catch (error) {
+    try {
+      await tx.query(withReadTimeout('rollback', ROLLBACK_TIMEOUT_MS));
+    } catch {
+      broken = true;
+    }
+    throw error;
+  } finally {
+    tx.off('error', onError);
+    tx.release(broken);
+  }
+}
+
 export interface OneMessageOptions {
   readOnly: boolean;
   /** the driver gives up on an answer after this long (the connection is then destroyed) */

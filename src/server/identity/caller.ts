@@ -9,7 +9,7 @@ import {
   type TokenSigner,
 } from './access-tokens.js';
 import { errors } from './errors.js';
-import { secretsEqual } from './secrets.js';
+import { digestsEqual, secretDigest } from './secrets.js';
 
 export interface ProjectKeys {
   projectApiKey: string;
@@ -24,10 +24,19 @@ export type Caller =
 const ANON: Caller = { kind: 'anon', claims: { role: 'anon' } };
 const SERVICE: Caller = { kind: 'service', claims: { role: 'service_role' } };
 
+// The keys' digests, made once per set of keys rather than twice per request.
+const keyDigests = new WeakMap<ProjectKeys, { project: Buffer; service: Buffer }>();
+
 function keyRole(value: string, keys: ProjectKeys): Caller | null {
+  let digests = keyDigests.get(keys);
+  if (!digests) {
+    digests = { project: secretDigest(keys.projectApiKey), service: secretDigest(keys.serviceRoleKey) };
+    keyDigests.set(keys, digests);
+  }
   // Both comparisons always run, so timing does not tell which key (if any) was close.
-  const isProject = secretsEqual(value, keys.projectApiKey);
-  const isService = secretsEqual(value, keys.serviceRoleKey);
+  const given = secretDigest(value);
+  const isProject = digestsEqual(value, given, keys.projectApiKey, digests.project);
+  const isService = digestsEqual(value, given, keys.serviceRoleKey, digests.service);
   if (isService) return SERVICE;
   if (isProject) return ANON;
   return null;

@@ -14,6 +14,7 @@ import {
   type RefreshTokenKey,
 } from './refresh-tokens.js';
 import { signInAddressKey } from './sign-in-backoff.js';
+import { userFromJson, type UserWithIdentities } from './users.js';
 
 export interface SessionRef {
   sessionId: string;
@@ -68,59 +69,79 @@ export async function openSession(
   return { sessionId: result.rows[0]!.id, userId, refreshToken, aal: 'aal1', amr };
 }
 
-/** What a refresh attempt came to: a session to issue tokens for, or detected reuse. */
-export type Rotation = { kind: 'rotated'; session: SessionRef } | { kind: 'reuse_detected' };
+/** What a refresh grant came to: a session and its user to issue tokens for, or why not. */
+export type RefreshOutcome =
+  | { kind: 'granted'; session: SessionRef; user: UserWithIdentities }
+  | { kind: 'rate_limited'; retryAfterSeconds: number }
+  | { kind: 'reuse_detected' | 'expired' | 'not_found' | 'banned' };
 
-interface RotationRow {
-  outcome: 'rotated' | 'replayed' | 'expired' | 'not_found' | 'reuse_detected';
-  session_id: string;
-  user_id: string;
-  aal: string;
-  amr: AmrEntry[];
+interface RefreshGrantRow {
+  outcome: 'rotated' | 'replayed' | 'expired' | 'not_found' | 'reuse_detected' | 'rate_limited' | 'banned';
+  retry_after: number | null;
+  session: { id: string; user_id: string; aal: string; amr: AmrEntry[] } | null;
+  user: { row: Record<string, unknown>; identities: unknown[] | null } | null;
+}
+
+export interface RefreshRules {
+  ttlSeconds: number;
+  reuseIntervalSeconds: number;
+  maxPerSession: number;
+  windowSeconds: number;
 }
 
 /**
- * The refresh grant, in one database round trip (auth.rotate_refresh_token): revoke the presented
- * token and store its child; a retry with the parent of the active token, within the reuse
- * interval of its rotation, gets that same child; any other reuse of a revoked token ends the
- * session. Reuse is returned, not thrown, so the caller commits the session's revocation before
- * refusing.
+ * The whole refresh grant in one round trip and one commit (auth.refresh_grant): revoke the
+ * presented token and store its child; a retry with the parent of the active token, within the
+ * reuse interval of its rotation, gets that same child; any other reuse of a revoked token ends
+ * the session. The per-session limit is counted and the user read under the session's lock; a
+ * refused grant changes nothing (but reuse, which ends the session). A single statement is its own
+ * transaction, and being a prepared statement it is parsed once per connection.
  */
-export async function rotateRefreshToken(
-  tx: Tx,
+export async function refreshGrantInOneCall(
+  db: Queryable,
   key: RefreshTokenKey,
   presented: string,
-  ttlSeconds: number,
-  reuseIntervalSeconds: number,
-): Promise<Rotation> {
+  rules: RefreshRules,
+): Promise<RefreshOutcome> {
   if (!isWellFormedRefreshToken(presented)) throw errors.validation('Refresh token is not valid');
   const child = childRefreshToken(key, presented);
-  const result = await tx.query<RotationRow>('select * from auth.rotate_refresh_token($1, $2, $3, $4)', [
-    hashRefreshToken(presented),
-    hashRefreshToken(child),
-    ttlSeconds,
-    reuseIntervalSeconds,
-  ]);
+  const result = await db.query<RefreshGrantRow>({
+    name: 'auth.refresh_grant',
+    text: 'select * from auth.refresh_grant($1, $2, $3, $4, $5, $6)',
+    values: [
+      hashRefreshToken(presented),
+      hashRefreshToken(child),
+      rules.ttlSeconds,
+      rules.reuseIntervalSeconds,
+      rules.maxPerSession,
+      rules.windowSeconds,
+    ],
+  });
   const row = result.rows[0];
   switch (row?.outcome) {
     case 'rotated':
-    case 'replayed':
+    case 'replayed': {
+      const session = row.session!;
       return {
-        kind: 'rotated',
+        kind: 'granted',
         session: {
-          sessionId: row.session_id,
-          userId: row.user_id,
-          aal: row.aal,
-          amr: row.amr,
+          sessionId: session.id,
+          userId: session.user_id,
+          aal: session.aal,
+          amr: session.amr,
           refreshToken: child,
         },
+        user: userFromJson(row.user!),
       };
+    }
+    case 'rate_limited':
+      return { kind: 'rate_limited', retryAfterSeconds: row.retry_after ?? 1 };
     case 'expired':
-      throw errors.refreshExpired();
     case 'reuse_detected':
-      return { kind: 'reuse_detected' };
+    case 'banned':
+      return { kind: row.outcome };
     default:
-      throw errors.refreshNotFound();
+      return { kind: 'not_found' };
   }
 }
 

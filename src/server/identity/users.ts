@@ -118,6 +118,27 @@ export function renderUser(user: UserWithIdentities): Record<string, unknown> {
   };
 }
 
+/**
+ * A user read as JSON (the whole row, `to_json(u)`, beside its identities): timestamps arrive as
+ * ISO strings and become Dates as pg would make them, so columns added later keep flowing through.
+ */
+export function userFromJson(json: {
+  row: Record<string, unknown>;
+  identities: unknown[] | null;
+}): UserWithIdentities {
+  const user = withDates(json.row) as unknown as UserRow;
+  const identities = (json.identities ?? []) as Record<string, unknown>[];
+  return { ...user, identities: identities.map(withDates) as unknown as IdentityRow[] };
+}
+
+function withDates(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) {
+    out[key] = typeof value === 'string' && /_(at|until)$/.test(key) ? new Date(value) : value;
+  }
+  return out;
+}
+
 export async function findUserById(tx: Queryable, id: string): Promise<UserWithIdentities | null> {
   const result = await tx.query<UserWithIdentities>(
     `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u where u.id = $1`,

@@ -5,8 +5,7 @@ import { withService } from '../../db/transactions.js';
 import { errors } from '../errors.js';
 import { verifyDecoy, verifyPassword } from '../passwords.js';
 import { exchangeAuthCode } from '../pkce.js';
-import { enforceLimits } from '../rate-limit.js';
-import { openSession, rotateRefreshToken } from '../sessions.js';
+import { openSession, refreshGrantInOneCall } from '../sessions.js';
 import { beginPasswordSignIn, passwordWasRight } from '../sign-in-backoff.js';
 import { findUserById, isBanned, normalizeEmail } from '../users.js';
 import { tokenResponse, type IdentityDeps, type RequestContext, type TokenResponse } from './context.js';
@@ -38,32 +37,26 @@ export async function passwordGrant(
 
 export async function refreshGrant(deps: IdentityDeps, refreshToken: string): Promise<TokenResponse> {
   const { settings } = deps;
-  const limits = settings.rateLimits;
-  const outcome = await withService(deps.pool, async (tx) => {
-    const rotation = await rotateRefreshToken(
-      tx,
-      deps.refreshKey,
-      refreshToken,
-      settings.refreshTokenTtlSeconds,
-      settings.refreshTokenReuseIntervalSeconds,
-    );
-    if (rotation.kind === 'reuse_detected') return null; // commit the revocation, then refuse
-    const { session } = rotation;
-    // Counted inside the session's lock: an over-limit attempt rolls back its own rotation.
-    await enforceLimits(tx, [
-      {
-        bucket: `refresh:session:${session.sessionId}`,
-        max: limits.refreshPerSession,
-        windowSeconds: limits.windowSeconds,
-      },
-    ]);
-    const user = await findUserById(tx, session.userId);
-    if (!user) throw errors.refreshNotFound();
-    if (isBanned(user)) throw errors.userBanned();
-    return tokenResponse(deps, user, session);
+  const outcome = await refreshGrantInOneCall(deps.pool, deps.refreshKey, refreshToken, {
+    ttlSeconds: settings.refreshTokenTtlSeconds,
+    reuseIntervalSeconds: settings.refreshTokenReuseIntervalSeconds,
+    maxPerSession: settings.rateLimits.refreshPerSession,
+    windowSeconds: settings.rateLimits.windowSeconds,
   });
-  if (!outcome) throw errors.refreshAlreadyUsed();
-  return outcome;
+  switch (outcome.kind) {
+    case 'granted':
+      return tokenResponse(deps, outcome.user, outcome.session);
+    case 'rate_limited':
+      throw errors.rateLimited(outcome.retryAfterSeconds);
+    case 'reuse_detected':
+      throw errors.refreshAlreadyUsed();
+    case 'expired':
+      throw errors.refreshExpired();
+    case 'banned':
+      throw errors.userBanned();
+    default:
+      throw errors.refreshNotFound();
+  }
 }
 
 /** POST /token?grant_type=pkce: the session whose amr is the flow's method (email/signup, recovery, ...). */
