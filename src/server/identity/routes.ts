@@ -102,6 +102,14 @@ function oauthAuthorizeInput(
 
 const RESEND_TYPES = ['signup', 'email_change', 'sms', 'phone_change'] as const;
 
+/** A phone number as GoTrue's validatePhone reads it: a leading + and spaces dropped, then E.164 digits. */
+function e164Phone(raw: string): string {
+  const phone = raw.replace(/^\+/, '').replaceAll(' ', '');
+  if (!/^[1-9][0-9]{1,14}$/.test(phone))
+    throw errors.validation('Invalid phone number format (E.164 required)');
+  return phone;
+}
+
 /** POST /verify's body, checked as GoTrue's VerifyParams.Validate checks it. */
 function verifyInput(body: unknown): VerifyInput {
   const input = parseWith(verifyBody, body);
@@ -118,7 +126,7 @@ function verifyInput(body: unknown): VerifyInput {
     }
     return { type, tokenHash };
   }
-  if (input.phone && !input.email) return { type, phone: input.phone, token };
+  if (input.phone && !input.email) return { type, phone: e164Phone(input.phone), token };
   if (!input.email || input.phone) {
     throw errors.validation('Only an email address or phone number should be provided on verify');
   }
@@ -245,10 +253,21 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     }),
   );
 
+  // Single sign-on with SAML 2.0 is not offered: GoTrue's answer when it is disabled, before the
+  // request is read, so signInWithSSO reports it.
+  app.all('/sso', () => {
+    throw authError(404, 'saml_provider_disabled', 'SAML 2.0 is disabled');
+  });
+  app.all('/sso/saml/*', () => {
+    throw authError(404, 'saml_provider_disabled', 'SAML 2.0 is disabled');
+  });
+
   app.post('/token', async (c) => {
     const grantType = c.req.query('grant_type');
     if (grantType !== 'password' && grantType !== 'refresh_token' && grantType !== 'pkce') {
       await readJsonBody(c.req.raw); // enforce the size cap even on requests we refuse
+      // supabase-js's signInWithWeb3 expects GoTrue's answer for a provider that is not enabled.
+      if (grantType === 'web3') throw authError(422, 'web3_provider_disabled', 'Web3 provider is disabled');
       throw errors.unsupportedGrant();
     }
     const body = await readJsonBody(c.req.raw);

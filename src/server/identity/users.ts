@@ -256,7 +256,7 @@ export async function listUsers(
 ): Promise<{ users: UserWithIdentities[]; total: number }> {
   const rows = await tx.query<UserWithIdentities>(
     `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u
-     order by u.created_at, u.id limit $1 offset $2`,
+     order by u.created_at desc, u.id desc limit $1 offset $2`,
     [perPage, (page - 1) * perPage],
   );
   const count = await tx.query<{ total: string }>('select count(*) as total from auth.users');

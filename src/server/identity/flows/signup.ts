@@ -66,7 +66,8 @@ export async function signUp(
     });
     if (created && settings.autoconfirm) {
       const session = await openSession(tx, created.id, 'password', context);
-      return tokenResponse(deps, created, session);
+      // openSession stamped last_sign_in_at; the answer shows it, as GoTrue's does.
+      return tokenResponse(deps, { ...created, last_sign_in_at: new Date() }, session);
     }
     let user: UserWithIdentities | null = created;
     if (!user) {
