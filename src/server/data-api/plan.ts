@@ -87,8 +87,8 @@ const CASTS: Record<string, string> = {
   uuid: 'uuid',
 };
 
-export function notFoundTable(name: string): HttpError {
-  return new HttpError(404, `Could not find the table 'public.${name}' in the schema cache`, {
+export function notFoundTable(name: string, schema = 'public'): HttpError {
+  return new HttpError(404, `Could not find the table '${schema}.${name}' in the schema cache`, {
     code: 'PGRST205',
   });
 }
@@ -101,7 +101,7 @@ function unknownColumn(table: string, column: string): HttpError {
 
 export function findTable(schema: Schema, name: string): Table {
   const table = schema.tables.get(name);
-  if (!table) throw notFoundTable(name);
+  if (!table) throw notFoundTable(name, schema.name);
   return table;
 }
 
@@ -388,7 +388,7 @@ function toDriverValue(value: unknown, type: string): unknown {
 }
 
 function volatileOverGet(name: string): HttpError {
-  return new HttpError(405, `public.${name} is volatile, so it can only be called with POST`, {
+  return new HttpError(405, `${name} is volatile, so it can only be called with POST`, {
     code: 'PGRST101',
     hint: 'Declare the function STABLE or IMMUTABLE to allow GET',
   });
@@ -403,7 +403,7 @@ export function planCall(
 ): FunctionCall {
   const overloads = schema.functions.get(name);
   if (!overloads) {
-    throw new HttpError(404, `Could not find the function public.${name} in the schema cache`, {
+    throw new HttpError(404, `Could not find the function ${schema.name}.${name} in the schema cache`, {
       code: 'PGRST202',
     });
   }
@@ -416,12 +416,12 @@ export function planCall(
   if (fitting.length === 0) {
     const single = overloads.find((fn) => fn.singleJsonArgument);
     if (single) {
-      if (options.readOnly && single.volatile) throw volatileOverGet(name);
+      if (options.readOnly && single.volatile) throw volatileOverGet(`${schema.name}.${name}`);
       return { fn: single, args: [], wholeBody };
     }
     throw new HttpError(
       404,
-      `Could not find the function public.${name}(${names.join(', ')}) in the schema cache`,
+      `Could not find the function ${schema.name}.${name}(${names.join(', ')}) in the schema cache`,
       {
         code: 'PGRST202',
         hint: `Arguments it takes: ${overloads.map((fn) => `(${fn.args.map((a) => a.name).join(', ')})`).join(' or ')}`,
@@ -429,14 +429,14 @@ export function planCall(
     );
   }
   if (fitting.length > 1) {
-    throw new HttpError(300, `Could not choose the best candidate function for public.${name}`, {
+    throw new HttpError(300, `Could not choose the best candidate function for ${schema.name}.${name}`, {
       code: 'PGRST203',
     });
   }
   const fn = fitting[0]!;
   // GET promises no side effects; a volatile function may have some, so it is refused up front
   // rather than left to fail (or not) inside the read-only transaction.
-  if (options.readOnly && fn.volatile) throw volatileOverGet(name);
+  if (options.readOnly && fn.volatile) throw volatileOverGet(`${schema.name}.${name}`);
   return {
     fn,
     args: fn.args
@@ -447,11 +447,11 @@ export function planCall(
 
 /** A function's result columns as a table, so select/filters/order can apply to it. */
 export function resultTable(fn: DbFunction, schema: Schema): Table {
-  const fromTable = schema.tables.get(fn.returnType.replace(/^public\./, ''));
+  const fromTable = schema.tables.get(fn.returnType.replace(/^public\./, '').replace(`${schema.name}.`, ''));
   if (fromTable) return fromTable;
   const columns = new Map<string, Column>();
   for (const { name, type } of fn.returnColumns ?? []) {
     columns.set(name, { name, type, nullable: true, hasDefault: false, defaultExpression: null });
   }
-  return { name: fn.name, columns, primaryKey: [], uniqueKeys: [], insertable: false };
+  return { schema: fn.schema, name: fn.name, columns, primaryKey: [], uniqueKeys: [], insertable: false };
 }
