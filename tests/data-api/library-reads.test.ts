@@ -456,7 +456,7 @@ describe('single objects', () => {
     expect(none.status).toBe(406);
     expect(none.error).toMatchObject({
       code: 'PGRST116',
-      message: 'JSON object requested, multiple (or no) rows returned',
+      message: 'Cannot coerce the result to a single JSON object',
       details: 'The result contains 0 rows',
     });
     const many = await anon.from('authors').select('name').eq('country', 'US').single();

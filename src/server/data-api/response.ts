@@ -56,7 +56,7 @@ export function expectsOne(request: ApiRequest, shape: ResultShape): boolean {
 }
 
 export function notOneRow(rows: number): HttpError {
-  return new HttpError(406, 'JSON object requested, multiple (or no) rows returned', {
+  return new HttpError(406, 'Cannot coerce the result to a single JSON object', {
     code: 'PGRST116',
     details: `The result contains ${rows} rows`,
   });
