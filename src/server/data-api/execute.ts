@@ -8,7 +8,6 @@ import { runStatementsAsCaller, type Claims, type Statement } from '../db/transa
 import { HttpError } from '../http/errors.js';
 import {
   findTable,
-  planCall,
   planInsert,
   planRead,
   planUpdate,
@@ -21,6 +20,7 @@ import type { ApiRequest } from './request.js';
 import { expectsOne, notOneRow, type ResultRow, type ResultShape } from './response.js';
 import type { Schema } from './schema-cache.js';
 import type { PlanOption } from './media-types.js';
+import { planCall, RawBody } from './rpc.js';
 import {
   countEstimateQuery,
   deleteQuery,
@@ -196,31 +196,45 @@ function prepareCall(
   counted: boolean,
   bounds: Bounds,
 ): Prepared {
-  let provided: Map<string, unknown>;
-  if (readOnly) {
-    provided = new Map(request.rpcQueryArgs);
-  } else {
-    if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
-      const fn = schema.functions.get(request.target.name)?.find((f) => f.singleJsonArgument);
-      if (!fn)
-        throw new HttpError(400, 'The body of an RPC call must be a JSON object of arguments', {
-          code: 'PGRST102',
-        });
-    }
-    provided =
-      body && typeof body === 'object' && !Array.isArray(body)
-        ? new Map(Object.entries(body as Record<string, unknown>))
-        : new Map();
+  const named =
+    !readOnly &&
+    body !== null &&
+    typeof body === 'object' &&
+    !Array.isArray(body) &&
+    !(body instanceof RawBody);
+  const provided: Map<string, unknown> = readOnly
+    ? new Map(request.rpcQueryArgs)
+    : named
+      ? new Map(Object.entries(body as Record<string, unknown>))
+      : new Map();
+  const mediaType = body instanceof RawBody ? body.mediaType : 'application/json';
+  if (!readOnly && body !== undefined && !named && mediaType === 'application/json') {
+    // Only a function with one unnamed json/jsonb parameter takes a JSON array or scalar.
+    const takesBody = schema.functions
+      .get(request.target.name)
+      ?.some(
+        (f) => f.args.length === 1 && f.args[0]!.name === '' && ['json', 'jsonb'].includes(f.args[0]!.type),
+      );
+    if (!takesBody)
+      throw new HttpError(400, 'The body of an RPC call must be a JSON object of arguments', {
+        code: 'PGRST102',
+      });
   }
-  const call = planCall(schema, request.target.name, provided, body, { readOnly });
+  const call = planCall(schema, request.target.name, { provided, body, readOnly, mediaType });
   const fn = call.fn;
 
-  if (fn.returnsSet && fn.returnColumns) {
+  // Rows (a set, or one row of a table or composite type) take select, filters and order like a
+  // table; a single row comes back as an object, or null when the filters leave nothing.
+  if (fn.returnColumns) {
     const columns = resultTable(fn, schema);
     const plan: ReadPlan = bounds.read({
       ...planRead(schema, request, columns),
       source: { kind: 'function', call, columns },
     });
+    if (!fn.returnsSet) {
+      const query = readQuery(plan, { ...bodyFormat(request), single: true, count: false, ...bounds.body });
+      return { query, readOnly, shape: { kind: 'value', void: false, ...(counted ? { counted } : {}) } };
+    }
     const { exact, ...estimate } = countFor(request, plan, bounds);
     const query = readQuery(plan, { ...bodyFormat(request), count: exact, ...bounds.body });
     return { query, readOnly, shape: { kind: 'rows', counted }, ...estimate };

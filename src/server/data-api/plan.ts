@@ -61,8 +61,8 @@ export interface ReadPlan {
 
 export interface FunctionCall {
   fn: DbFunction;
-  /** argument name -> value already converted for the driver */
-  args: { name: string; type: string; value: unknown }[];
+  /** argument name -> value already converted for the driver; a row type arrives as JSON text */
+  args: { name: string; type: string; value: unknown; rowType?: boolean }[];
   /** the whole JSON body for a single unnamed json argument */
   wholeBody?: unknown;
 }
@@ -378,72 +378,6 @@ export function requireFilters(request: ApiRequest, verb: 'UPDATE' | 'DELETE'): 
 }
 
 // -------------------------------------------------------------------------------------- rpc
-
-function toDriverValue(value: unknown, type: string): unknown {
-  if (value === null || value === undefined) return null;
-  if (type === 'json' || type === 'jsonb') return JSON.stringify(value);
-  if (Array.isArray(value)) return type.endsWith('[]') ? value : JSON.stringify(value);
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
-}
-
-function volatileOverGet(name: string): HttpError {
-  return new HttpError(405, `${name} is volatile, so it can only be called with POST`, {
-    code: 'PGRST101',
-    hint: 'Declare the function STABLE or IMMUTABLE to allow GET',
-  });
-}
-
-export function planCall(
-  schema: Schema,
-  name: string,
-  provided: Map<string, unknown>,
-  wholeBody: unknown,
-  options: { readOnly: boolean } = { readOnly: false },
-): FunctionCall {
-  const overloads = schema.functions.get(name);
-  if (!overloads) {
-    throw new HttpError(404, `Could not find the function ${schema.name}.${name} in the schema cache`, {
-      code: 'PGRST202',
-    });
-  }
-  const names = [...provided.keys()];
-  const fitting = overloads.filter(
-    (fn) =>
-      names.every((n) => fn.args.some((a) => a.name === n)) &&
-      fn.args.every((a) => a.hasDefault || provided.has(a.name)),
-  );
-  if (fitting.length === 0) {
-    const single = overloads.find((fn) => fn.singleJsonArgument);
-    if (single) {
-      if (options.readOnly && single.volatile) throw volatileOverGet(`${schema.name}.${name}`);
-      return { fn: single, args: [], wholeBody };
-    }
-    throw new HttpError(
-      404,
-      `Could not find the function ${schema.name}.${name}(${names.join(', ')}) in the schema cache`,
-      {
-        code: 'PGRST202',
-        hint: `Arguments it takes: ${overloads.map((fn) => `(${fn.args.map((a) => a.name).join(', ')})`).join(' or ')}`,
-      },
-    );
-  }
-  if (fitting.length > 1) {
-    throw new HttpError(300, `Could not choose the best candidate function for ${schema.name}.${name}`, {
-      code: 'PGRST203',
-    });
-  }
-  const fn = fitting[0]!;
-  // GET promises no side effects; a volatile function may have some, so it is refused up front
-  // rather than left to fail (or not) inside the read-only transaction.
-  if (options.readOnly && fn.volatile) throw volatileOverGet(`${schema.name}.${name}`);
-  return {
-    fn,
-    args: fn.args
-      .filter((a) => provided.has(a.name))
-      .map((a) => ({ name: a.name, type: a.type, value: toDriverValue(provided.get(a.name), a.type) })),
-  };
-}
 
 /** A function's result columns as a table, so select/filters/order can apply to it. */
 export function resultTable(fn: DbFunction, schema: Schema): Table {

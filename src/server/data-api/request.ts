@@ -68,9 +68,14 @@ function parseRange(header: string | null): { offset: number; limit?: number } |
 function columnList(raw: string, what: string): string[] {
   return splitTopLevel(raw).map((c) => {
     const trimmed = c.trim();
-    const name = trimmed.startsWith('"') && trimmed.endsWith('"') ? trimmed.slice(1, -1) : trimmed;
-    if (!/^[A-Za-z_][A-Za-z0-9_$]*$/.test(name))
-      throw syntaxError(`"${trimmed}" is not a valid column in ${what}`);
+    const quoted = trimmed.length >= 2 && trimmed.startsWith('"') && trimmed.endsWith('"');
+    const name = quoted ? trimmed.slice(1, -1).replace(/\\(.)/g, '$1') : trimmed;
+    // A quoted name may hold spaces and punctuation; it is checked against the table's columns later.
+    const valid = quoted
+      ? // eslint-disable-next-line no-control-regex -- control characters are what is refused
+        /^[^\u0000-\u001f\u007f]{1,63}$/.test(name)
+      : /^[A-Za-z_][A-Za-z0-9_$]*$/.test(name);
+    if (!valid) throw syntaxError(`"${trimmed}" is not a valid column in ${what}`);
     return name;
   });
 }

@@ -6,7 +6,7 @@ import { Hono } from 'hono';
 import type { DataApiExposure, DataApiLimits } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { Claims } from '../db/transactions.js';
-import { readBodyText } from '../http/body.js';
+import { readBodyBytes } from '../http/body.js';
 import { clientAddress } from '../http/client-address.js';
 import { FairGate } from '../http/fair-gate.js';
 import { HttpError, isHttpError } from '../http/errors.js';
@@ -17,6 +17,7 @@ import { fromAuthError, isStatementTimeout, renderError, statementTimedOut, toHt
 import { execute, prepare, type Prepared, type Session } from './execute.js';
 import { bodyMediaType, parseCsv } from './media-types.js';
 import { dropUnknownTimezone } from './preferences.js';
+import { RawBody } from './rpc.js';
 import { chooseSchema, parseApiRequest, splitPath, type ApiRequest, type RequestPolicy } from './request.js';
 import { respond } from './response.js';
 import type { Schema, SchemaCache } from './schema-cache.js';
@@ -66,11 +67,20 @@ function parse(
   return parseApiRequest(method, path, url.searchParams, headers, argumentNames, policy);
 }
 
-/** The body: JSON, or CSV rows for an insert (Content-Type: text/csv). Empty is undefined. */
+/**
+ * The body: JSON, CSV rows for an insert (text/csv), or the raw text (text/plain, text/xml) or
+ * bytes (application/octet-stream, as bytea's hex form) for a function's one unnamed parameter.
+ * An empty JSON body is undefined.
+ */
 async function readBody(request: Request): Promise<unknown> {
-  const text = await readBodyText(request);
+  const bytes = await readBodyBytes(request);
+  const type = bodyMediaType(request.headers.get('content-type'));
+  if (type === 'application/octet-stream')
+    return new RawBody(type, `\\x${Buffer.from(bytes).toString('hex')}`);
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+  if (type === 'text/plain' || type === 'text/xml') return new RawBody(type, text);
   if (text.trim() === '') return undefined;
-  if (bodyMediaType(request.headers.get('content-type')) === 'text/csv') return parseCsv(text);
+  if (type === 'text/csv') return parseCsv(text);
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

@@ -209,10 +209,21 @@ function sourceSql(plan: ReadPlan, params: Params): { ctes: string[]; from: stri
 }
 
 export function callSql(call: FunctionCall, params: Params): string {
-  if (call.wholeBody !== undefined)
-    return `${qualified(call.fn.schema, call.fn.name)}(${params.add(JSON.stringify(call.wholeBody))})`;
-  const args = call.args.map((a) => `${quoteIdent(a.name)} := ${params.add(a.value)}::${a.type}`);
-  return `${qualified(call.fn.schema, call.fn.name)}(${args.join(', ')})`;
+  const name = qualified(call.fn.schema, call.fn.name);
+  if (call.wholeBody !== undefined) {
+    const type = call.fn.args[0]?.type ?? 'json';
+    const json = type === 'json' || type === 'jsonb';
+    return `${name}(${params.add(json ? JSON.stringify(call.wholeBody) : call.wholeBody)}::${type})`;
+  }
+  const args = call.args.map((a) => {
+    // A row-type argument is filled from its JSON object with the row type's own conversions.
+    const value = a.rowType
+      ? `json_populate_record(null::${a.type}, ${params.add(a.value)}::json)`
+      : `${params.add(a.value)}::${a.type}`;
+    // An unnamed parameter (the only one its function has) is passed by position.
+    return a.name === '' ? value : `${quoteIdent(a.name)} := ${value}`;
+  });
+  return `${name}(${args.join(', ')})`;
 }
 
 /** The page as one JSON text, its row count, and (optionally) the total count without paging. */
