@@ -31,6 +31,9 @@ create function public.local_time(at timestamptz) returns text
   language sql stable as $$ select at::text $$;
 create table public.counters (id integer primary key, hits integer not null default 7, label text);
 grant select, insert, update, delete on public.counters to anon, authenticated;
+create table public.tickets (id serial primary key, label text not null);
+grant select, insert on public.tickets to anon, authenticated;
+grant usage on sequence public.tickets_id_seq to anon, authenticated;
 `;
 
 let lib: Library;
@@ -463,5 +466,33 @@ describe('schemas', () => {
     });
     expect(write.status).toBe(406);
     expect(await count(`select count(*) as n from private.hidden`)).toBe(1);
+  });
+});
+
+describe('missing=default with sequences', () => {
+  test('every row of a mixed bulk insert advances the sequence once, named key or not', async () => {
+    const before = Number(
+      (await lib.admin.query<{ v: string }>(`select nextval('public.tickets_id_seq') as v`)).rows[0]!.v,
+    );
+    const res = await anon
+      .from('tickets')
+      .insert([{ id: 900001, label: 'Given id' }, { label: 'Sequence id' }], { defaultToNull: false })
+      .select('id, label');
+    expect(res.error).toBeNull();
+    expect(res.data).toEqual([
+      { id: 900001, label: 'Given id' },
+      { id: before + 2, label: 'Sequence id' },
+    ]);
+  });
+
+  test('columns= may name quoted columns with spaces', async () => {
+    const res = await lib.rest('/tricky?columns="with space",id', {
+      method: 'POST',
+      token: owner.token,
+      headers: { prefer: 'return=representation' },
+      body: '{"id": 5, "with space": 7, "ignored": 1}',
+    });
+    expect(res.status).toBe(201);
+    expect(res.json).toEqual([{ 'a"b': null, 'with space': 7, id: 5 }]);
   });
 });

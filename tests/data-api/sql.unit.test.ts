@@ -288,7 +288,8 @@ describe('writes', () => {
       headers: { prefer: 'missing=default' },
       body: [{ title: 'a', published: false }, { title: 'b' }],
     });
-    expect(query.text).toContain('case when (_x.v::jsonb) ? $3 then _p."published" else true end');
+    expect(query.text).toContain('lateral (select true as d0 where _x.v is not null offset 0) _d');
+    expect(query.text).toContain('case when (_x.v::jsonb) ? $3 then _p."published" else _d.d0 end');
     expect(query.values).toContain('published');
   });
 

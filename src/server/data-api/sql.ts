@@ -261,13 +261,23 @@ export function countEstimateQuery(plan: ReadPlan): Query {
 
 function rowsSource(plan: WritePlan, params: Params): { from: string; value: (column: string) => string } {
   const rowsParam = params.add(JSON.stringify(plan.rows));
+  // Defaults come from pg_get_expr() in the catalog, never from the request. With rows that
+  // differ in their keys, each row evaluates every default once (in a correlated subquery that
+  // is not flattened), whether it uses it or not: a sequence advances once per row, as it does
+  // under PostgREST, so ids do not depend on which rows named their key.
+  const withDefault = plan.uniform ? [] : plan.columns.filter((c) => plan.defaults.get(c));
+  const defaults =
+    withDefault.length > 0
+      ? `, lateral (select ${withDefault.map((c, i) => `${plan.defaults.get(c)!} as d${i}`).join(', ')} ` +
+        `where _x.v is not null offset 0) _d`
+      : '';
   const from =
     `from json_array_elements(${rowsParam}::json) _x(v), ` +
-    `lateral json_populate_record(null::${table(plan.table)}, _x.v) _p`;
+    `lateral json_populate_record(null::${table(plan.table)}, _x.v) _p${defaults}`;
   const value = (column: string) => {
     if (plan.uniform) return `_p.${quoteIdent(column)}`;
-    const fallback = plan.defaults.get(column) ?? 'null';
-    // Defaults come from pg_get_expr() in the catalog, never from the request.
+    const index = withDefault.indexOf(column);
+    const fallback = index >= 0 ? `_d.d${index}` : 'null';
     return `case when (_x.v::jsonb) ? ${params.add(column)} then _p.${quoteIdent(column)} else ${fallback} end`;
   };
   return { from, value };
