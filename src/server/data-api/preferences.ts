@@ -91,18 +91,18 @@ function accept(prefer: Preferences, key: PreferenceKey, value: string, policy: 
 
 /** A time zone the database does not know: ignored, or under handling=strict refused. */
 export function dropUnknownTimezone(prefer: Preferences): Preferences {
-  const token = prefer.given.timezone;
+  const token = prefer.given.timezone ?? '';
   if (prefer.handling === 'strict') {
     throw new HttpError(400, 'Invalid preferences given with handling=strict', {
       code: 'PGRST122',
-      details: `Invalid preferences: ${token ?? ''}`,
+      details: `Invalid preferences: ${token}`,
     });
   }
   const given = { ...prefer.given };
   delete given.timezone;
-  const { timezone: _dropped, ...rest } = prefer;
-  void _dropped;
-  return { ...rest, given, invalid: [...prefer.invalid, token ?? ''] };
+  const dropped: Preferences = { ...prefer, given, invalid: [...prefer.invalid, token] };
+  delete dropped.timezone;
+  return dropped;
 }
 
 export type RequestKind = 'read' | 'create' | 'update' | 'delete' | 'call';

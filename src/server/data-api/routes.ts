@@ -1,6 +1,7 @@
 // In charge of the /rest/v1 HTTP surface: a thin Hono adapter. It names the caller (apikey and
-// bearer token), then runs the pipeline: parse -> plan and SQL -> execute -> respond. It is the
-// one place errors are rendered in PostgREST's format.
+// bearer token) and the exposed schema it addresses, reads the body (JSON, CSV or raw), then runs
+// the pipeline: parse -> plan and SQL -> execute -> respond. It is the one place errors are
+// rendered in PostgREST's format.
 import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { DataApiExposure, DataApiLimits } from '../config.js';
