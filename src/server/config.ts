@@ -114,7 +114,7 @@ export interface Config {
   stripeSecretKey: string | undefined;
   stripeApiBase: string | undefined;
   database: DatabaseLimits;
-  dataApi: DataApiLimits;
+  dataApi: DataApiLimits & DataApiExposure;
   /** sign-in with OAuth/OIDC providers: the enabled EXTERNAL_<PROVIDER>_* ones */
   oauthProviders: OAuthProvider[];
   /** signed-in users may link and unlink identities (SECURITY_MANUAL_LINKING_ENABLED) */
@@ -131,6 +131,19 @@ export interface MfaConfig {
   /** factors per user, verified or not */
   maxEnrolledFactors: number;
 }
+
+/** What the data API exposes and lets clients choose (PostgREST's db-schemas, db-tx-end, db-plan-enabled). */
+export interface DataApiExposure {
+  /** schemas clients may address; the first is the default, others are chosen with Accept-Profile/Content-Profile */
+  schemas: string[];
+  /** how transactions end, and whether Prefer: tx=commit|rollback may change it */
+  txEnd: 'commit' | 'commit-allow-override' | 'rollback' | 'rollback-allow-override';
+  /** Accept: application/vnd.pgrst.plan answers the statement's EXPLAIN */
+  planEnabled: boolean;
+}
+
+/** Schemas the service keeps for itself, which the data API never exposes. */
+const INTERNAL_SCHEMAS = ['auth', 'internal', 'pg_catalog', 'information_schema', 'pg_toast'];
 
 /** How the service uses its PostgreSQL connections. */
 export interface DatabaseLimits {
@@ -293,6 +306,23 @@ const envSchema = z.object({
   DATA_API_CALLER_CONCURRENCY: positiveInt.max(1000).default(4),
   DATA_API_MAX_PATTERN_LENGTH: positiveInt.max(100_000).default(256),
   DATA_API_MAX_FILTER_TERMS: positiveInt.max(10_000).default(64),
+  DATA_API_SCHEMAS: z
+    .string()
+    .default('public')
+    .transform((v) => v.split(',').map((s) => s.trim()))
+    .refine(
+      (list) => list.length > 0 && list.every((s) => /^[a-z_][a-z0-9_$]{0,62}$/.test(s)),
+      'must be a comma-separated list of lower-case schema names, e.g. public,personal',
+    )
+    .refine((list) => new Set(list).size === list.length, 'names a schema twice')
+    .refine(
+      (list) => list.every((s) => !INTERNAL_SCHEMAS.includes(s) && !s.startsWith('pg_')),
+      `may not name the service's own schemas (${INTERNAL_SCHEMAS.join(', ')}) or pg_*`,
+    ),
+  DATA_API_TX_END: z
+    .enum(['commit', 'commit-allow-override', 'rollback', 'rollback-allow-override'])
+    .default('commit'),
+  DATA_API_PLAN_ENABLED: boolFlag.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -476,6 +506,9 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       callerConcurrency: e.DATA_API_CALLER_CONCURRENCY,
       maxPatternLength: e.DATA_API_MAX_PATTERN_LENGTH,
       maxFilterTerms: e.DATA_API_MAX_FILTER_TERMS,
+      schemas: e.DATA_API_SCHEMAS,
+      txEnd: e.DATA_API_TX_END,
+      planEnabled: e.DATA_API_PLAN_ENABLED,
     },
     oauthProviders,
     manualLinking: e.SECURITY_MANUAL_LINKING_ENABLED,

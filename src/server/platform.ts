@@ -165,7 +165,7 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     }),
   );
 
-  const schemaCache = new SchemaCache(pool, logger);
+  const schemaCache = new SchemaCache(pool, logger, config.dataApi.schemas);
   app.route(
     '/rest/v1',
     dataApiRoutes({

@@ -140,12 +140,13 @@ export interface Library {
 
 let counter = 0;
 
-export async function startLibrary(extraSql = ''): Promise<Library> {
+/** `env` adds server settings (e.g. DATA_API_SCHEMAS) to the test defaults. */
+export async function startLibrary(extraSql = '', env: Record<string, string> = {}): Promise<Library> {
   const databaseUrl = await createTestDatabase();
   const admin = new pg.Client({ connectionString: databaseUrl });
   await admin.connect();
   await admin.query(LIBRARY_SQL + extraSql);
-  const server = await startTestServer({ DATABASE_URL: databaseUrl });
+  const server = await startTestServer({ DATABASE_URL: databaseUrl, ...env });
   return {
     server,
     databaseUrl,

@@ -13,10 +13,12 @@ function column(name: string, type: string): Column {
 }
 
 const schema: Schema = {
+  name: 'public',
   tables: new Map([
     [
       'things',
       {
+        schema: 'public',
         name: 'things',
         columns: new Map(
           [

@@ -255,7 +255,7 @@ describe('the whole request', () => {
     expect(refusal(() => parse('', { range: 'bytes=0-1' })).status).toBe(416);
   });
 
-  test('Prefer: known tokens applied, unknown ignored', () => {
+  test('Prefer: known tokens applied, unknown (and tx without the server allowing it) set aside', () => {
     expect(
       parsePrefer(
         'return=representation, count=exact,resolution=merge-duplicates, missing=default, tx=rollback, x',
@@ -265,16 +265,42 @@ describe('the whole request', () => {
       count: 'exact',
       resolution: 'merge-duplicates',
       missing: 'default',
-      applied: ['return=representation', 'count=exact', 'resolution=merge-duplicates', 'missing=default'],
+      invalid: ['tx=rollback', 'x'],
+      given: {
+        return: 'return=representation',
+        count: 'count=exact',
+        resolution: 'resolution=merge-duplicates',
+        missing: 'missing=default',
+      },
     });
-    expect(parsePrefer(null)).toEqual({ return: 'minimal', missing: 'null', applied: [] });
+    expect(parsePrefer(null)).toEqual({ return: 'minimal', missing: 'null', invalid: [], given: {} });
+    expect(parsePrefer('tx=rollback', { txOverride: true })).toMatchObject({ tx: 'rollback', invalid: [] });
+  });
+
+  test('Prefer: handling=strict refuses what it does not understand (PGRST122); max-affected needs digits', () => {
+    const error = refusal(() => parsePrefer('handling=strict, return=everything, max-affected=-1'));
+    expect(error).toMatchObject({
+      status: 400,
+      code: 'PGRST122',
+      message: 'Invalid preferences given with handling=strict',
+      details: 'Invalid preferences: return=everything, max-affected=-1',
+    });
+    expect(parsePrefer('handling=strict, max-affected=5')).toMatchObject({
+      handling: 'strict',
+      maxAffected: 5,
+    });
+    expect(parsePrefer('timezone=America/Los_Angeles').timezone).toBe('America/Los_Angeles');
+    expect(parsePrefer("timezone=UTC';drop table x").timezone).toBeUndefined();
   });
 
   test('Accept: object, JSON or 406', () => {
     expect(parse('', { accept: 'application/vnd.pgrst.object+json' }).single).toBe(true);
     expect(parse('', { accept: 'application/json, */*;q=0.1' }).single).toBe(false);
-    const error = refusal(() => parse('', { accept: 'text/csv' }));
-    expect(error.status).toBe(406);
+    expect(parse('', { accept: 'text/csv' }).media).toEqual({ kind: 'csv' });
+    const error = refusal(() => parse('', { accept: 'text/xml' }));
+    expect(error).toMatchObject({ status: 406, code: 'PGRST107' });
+    // Plans only when the server allows them.
+    expect(refusal(() => parse('', { accept: 'application/vnd.pgrst.plan+json' })).code).toBe('PGRST107');
   });
 
   test('profiles other than public: 406 PGRST106', () => {

@@ -14,6 +14,7 @@ function column(name: string, type = 'text', defaultExpression: string | null = 
 
 function table(name: string, columns: Column[], primaryKey: string[] = ['id']): Table {
   return {
+    schema: 'public',
     name,
     columns: new Map(columns.map((c) => [c.name, c])),
     primaryKey,
@@ -24,6 +25,7 @@ function table(name: string, columns: Column[], primaryKey: string[] = ['id']): 
 
 function fn(name: string, partial: Partial<DbFunction>): DbFunction {
   return {
+    schema: 'public',
     name,
     args: [],
     returnType: 'integer',
@@ -37,6 +39,7 @@ function fn(name: string, partial: Partial<DbFunction>): DbFunction {
 }
 
 const schema: Schema = {
+  name: 'public',
   tables: new Map([
     [
       'authors',
@@ -285,7 +288,8 @@ describe('writes', () => {
       headers: { prefer: 'missing=default' },
       body: [{ title: 'a', published: false }, { title: 'b' }],
     });
-    expect(query.text).toContain('case when (_x.v::jsonb) ? $3 then _p."published" else true end');
+    expect(query.text).toContain('lateral (select true as d0 where _x.v is not null offset 0) _d');
+    expect(query.text).toContain('case when (_x.v::jsonb) ? $3 then _p."published" else _d.d0 end');
     expect(query.values).toContain('published');
   });
 

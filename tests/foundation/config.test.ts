@@ -55,6 +55,13 @@ describe('production mode (DATABASE_URL set)', () => {
     ['SECURE_EMAIL_CHANGE', { SECURE_EMAIL_CHANGE: 'perhaps' }],
     ['EXTERNAL_GITHUB_SECRET', { EXTERNAL_GITHUB_ENABLED: 'true', EXTERNAL_GITHUB_CLIENT_ID: 'id' }],
     ['SECURITY_MANUAL_LINKING_ENABLED', { SECURITY_MANUAL_LINKING_ENABLED: 'sometimes' }],
+    ['DATA_API_SCHEMAS', { DATA_API_SCHEMAS: 'public,auth' }],
+    ['DATA_API_SCHEMAS', { DATA_API_SCHEMAS: 'public,internal' }],
+    ['DATA_API_SCHEMAS', { DATA_API_SCHEMAS: 'pg_catalog' }],
+    ['DATA_API_SCHEMAS', { DATA_API_SCHEMAS: 'public;drop' }],
+    ['DATA_API_SCHEMAS', { DATA_API_SCHEMAS: 'public,public' }],
+    ['DATA_API_TX_END', { DATA_API_TX_END: 'sometimes' }],
+    ['DATA_API_PLAN_ENABLED', { DATA_API_PLAN_ENABLED: 'perhaps' }],
   ])('a bad %s is named in the error', async (name, bad) => {
     const error = await loadConfig({ DATABASE_URL: 'postgres://x@localhost/db', ...secrets, ...bad }).catch(
       (e: unknown) => e,
@@ -97,6 +104,23 @@ describe('production mode (DATABASE_URL set)', () => {
       maxFrequencySeconds: 120,
       otpLength: 8,
       productName: 'Rocket',
+    });
+  });
+
+  test('the data API exposes public, commits and hides plans unless told otherwise', async () => {
+    const defaults = await loadConfig({ DATABASE_URL: 'postgres://x@localhost/db', ...secrets });
+    expect(defaults.dataApi).toMatchObject({ schemas: ['public'], txEnd: 'commit', planEnabled: false });
+    const set = await loadConfig({
+      DATABASE_URL: 'postgres://x@localhost/db',
+      ...secrets,
+      DATA_API_SCHEMAS: 'public, personal',
+      DATA_API_TX_END: 'commit-allow-override',
+      DATA_API_PLAN_ENABLED: 'true',
+    });
+    expect(set.dataApi).toMatchObject({
+      schemas: ['public', 'personal'],
+      txEnd: 'commit-allow-override',
+      planEnabled: true,
     });
   });
 

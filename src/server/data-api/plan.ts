@@ -73,8 +73,8 @@ export interface ReadPlan {
 
 export interface FunctionCall {
   fn: DbFunction;
-  /** argument name -> value already converted for the driver */
-  args: { name: string; type: string; value: unknown }[];
+  /** argument name -> value already converted for the driver; a row type arrives as JSON text */
+  args: { name: string; type: string; value: unknown; rowType?: boolean }[];
   /** the whole JSON body for a single unnamed json argument */
   wholeBody?: unknown;
 }
@@ -99,8 +99,8 @@ const CASTS: Record<string, string> = {
   uuid: 'uuid',
 };
 
-export function notFoundTable(name: string): HttpError {
-  return new HttpError(404, `Could not find the table 'public.${name}' in the schema cache`, {
+export function notFoundTable(name: string, schema = 'public'): HttpError {
+  return new HttpError(404, `Could not find the table '${schema}.${name}' in the schema cache`, {
     code: 'PGRST205',
   });
 }
@@ -113,7 +113,7 @@ function unknownColumn(table: string, column: string): HttpError {
 
 export function findTable(schema: Schema, name: string): Table {
   const table = schema.tables.get(name);
-  if (!table) throw notFoundTable(name);
+  if (!table) throw notFoundTable(name, schema.name);
   return table;
 }
 
@@ -404,79 +404,13 @@ export function requireFilters(request: ApiRequest, verb: 'UPDATE' | 'DELETE'): 
 
 // -------------------------------------------------------------------------------------- rpc
 
-function toDriverValue(value: unknown, type: string): unknown {
-  if (value === null || value === undefined) return null;
-  if (type === 'json' || type === 'jsonb') return JSON.stringify(value);
-  if (Array.isArray(value)) return type.endsWith('[]') ? value : JSON.stringify(value);
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
-}
-
-function volatileOverGet(name: string): HttpError {
-  return new HttpError(405, `public.${name} is volatile, so it can only be called with POST`, {
-    code: 'PGRST101',
-    hint: 'Declare the function STABLE or IMMUTABLE to allow GET',
-  });
-}
-
-export function planCall(
-  schema: Schema,
-  name: string,
-  provided: Map<string, unknown>,
-  wholeBody: unknown,
-  options: { readOnly: boolean } = { readOnly: false },
-): FunctionCall {
-  const overloads = schema.functions.get(name);
-  if (!overloads) {
-    throw new HttpError(404, `Could not find the function public.${name} in the schema cache`, {
-      code: 'PGRST202',
-    });
-  }
-  const names = [...provided.keys()];
-  const fitting = overloads.filter(
-    (fn) =>
-      names.every((n) => fn.args.some((a) => a.name === n)) &&
-      fn.args.every((a) => a.hasDefault || provided.has(a.name)),
-  );
-  if (fitting.length === 0) {
-    const single = overloads.find((fn) => fn.singleJsonArgument);
-    if (single) {
-      if (options.readOnly && single.volatile) throw volatileOverGet(name);
-      return { fn: single, args: [], wholeBody };
-    }
-    throw new HttpError(
-      404,
-      `Could not find the function public.${name}(${names.join(', ')}) in the schema cache`,
-      {
-        code: 'PGRST202',
-        hint: `Arguments it takes: ${overloads.map((fn) => `(${fn.args.map((a) => a.name).join(', ')})`).join(' or ')}`,
-      },
-    );
-  }
-  if (fitting.length > 1) {
-    throw new HttpError(300, `Could not choose the best candidate function for public.${name}`, {
-      code: 'PGRST203',
-    });
-  }
-  const fn = fitting[0]!;
-  // GET promises no side effects; a volatile function may have some, so it is refused up front
-  // rather than left to fail (or not) inside the read-only transaction.
-  if (options.readOnly && fn.volatile) throw volatileOverGet(name);
-  return {
-    fn,
-    args: fn.args
-      .filter((a) => provided.has(a.name))
-      .map((a) => ({ name: a.name, type: a.type, value: toDriverValue(provided.get(a.name), a.type) })),
-  };
-}
-
 /** A function's result columns as a table, so select/filters/order can apply to it. */
 export function resultTable(fn: DbFunction, schema: Schema): Table {
-  const fromTable = schema.tables.get(fn.returnType.replace(/^public\./, ''));
+  const fromTable = schema.tables.get(fn.returnType.replace(/^public\./, '').replace(`${schema.name}.`, ''));
   if (fromTable) return fromTable;
   const columns = new Map<string, Column>();
   for (const { name, type } of fn.returnColumns ?? []) {
     columns.set(name, { name, type, nullable: true, hasDefault: false, defaultExpression: null });
   }
-  return { name: fn.name, columns, primaryKey: [], uniqueKeys: [], insertable: false };
+  return { schema: fn.schema, name: fn.name, columns, primaryKey: [], uniqueKeys: [], insertable: false };
 }

@@ -13,17 +13,12 @@ import {
   type OrderTerm,
   type SelectItem,
 } from './grammar.js';
+import { negotiate, type OutputMedia } from './media-types.js';
+import { parsePrefer, type Preferences } from './preferences.js';
+
+export { parsePrefer, type Preferences } from './preferences.js';
 
 export type Method = 'GET' | 'HEAD' | 'POST' | 'PATCH' | 'DELETE';
-
-export interface Preferences {
-  return: 'minimal' | 'representation' | 'headers-only';
-  count?: 'exact' | 'planned' | 'estimated';
-  resolution?: 'merge-duplicates' | 'ignore-duplicates';
-  missing: 'default' | 'null';
-  /** what the response's Preference-Applied header repeats */
-  applied: string[];
-}
 
 export interface EmbedOptions {
   order: OrderTerm[];
@@ -44,39 +39,19 @@ export interface ApiRequest {
   prefer: Preferences;
   /** application/vnd.pgrst.object+json: exactly one row, as an object */
   single: boolean;
+  /** the representation the client accepts (JSON, CSV or the query plan) */
+  media: OutputMedia;
+  /** the exposed schema the request addresses (Accept-Profile / Content-Profile, else the first) */
+  schema: string;
+  /** several schemas are exposed, so the response names the one it answers from (Content-Profile) */
+  profile: boolean;
   onConflict?: string[];
   columns?: string[];
   /** GET /rpc arguments (query parameters that are not reserved words or filters) */
-  rpcQueryArgs: Map<string, string>;
+  rpcQueryArgs: Map<string, string | string[]>;
 }
 
 const RESERVED = new Set(['select', 'order', 'limit', 'offset', 'on_conflict', 'columns']);
-
-export function parsePrefer(header: string | null): Preferences {
-  const prefer: Preferences = { return: 'minimal', missing: 'null', applied: [] };
-  if (!header) return prefer;
-  for (const token of header
-    .split(',')
-    .map((t) => t.trim())
-    .filter(Boolean)) {
-    const [key, value] = token.split('=').map((s) => s.trim());
-    if (key === 'return' && (value === 'minimal' || value === 'representation' || value === 'headers-only')) {
-      prefer.return = value;
-      prefer.applied.push(token);
-    } else if (key === 'count' && (value === 'exact' || value === 'planned' || value === 'estimated')) {
-      prefer.count = value;
-      prefer.applied.push(token);
-    } else if (key === 'resolution' && (value === 'merge-duplicates' || value === 'ignore-duplicates')) {
-      prefer.resolution = value;
-      prefer.applied.push(token);
-    } else if (key === 'missing' && (value === 'default' || value === 'null')) {
-      prefer.missing = value;
-      prefer.applied.push(token);
-    }
-    // Unknown preferences are ignored, as PostgREST does with handling=lenient (its default).
-  }
-  return prefer;
-}
 
 function parseRange(header: string | null): { offset: number; limit?: number } | null {
   if (!header) return null;
@@ -89,25 +64,6 @@ function parseRange(header: string | null): { offset: number; limit?: number } |
   if (to < from)
     throw new HttpError(416, 'Requested range not satisfiable', { code: 'PGRST103', details: header });
   return { offset: from, limit: to - from + 1 };
-}
-
-function acceptsSingle(accept: string | null): boolean {
-  if (!accept) return false;
-  const types = accept.split(',').map((t) => t.split(';')[0]!.trim().toLowerCase());
-  if (types.includes('application/vnd.pgrst.object+json') || types.includes('application/vnd.pgrst.object')) {
-    return true;
-  }
-  const acceptable = [
-    'application/json',
-    'application/*',
-    '*/*',
-    'text/*',
-    'application/vnd.pgrst.array+json',
-  ];
-  if (!types.some((t) => acceptable.includes(t) || t === '')) {
-    throw new HttpError(406, `None of these media types are available: ${accept}`, { code: 'PGRST107' });
-  }
-  return false;
 }
 
 function columnList(raw: string, what: string): string[] {
@@ -138,6 +94,28 @@ export function splitPath(path: string): ApiRequest['target'] {
   });
 }
 
+/** What the server exposes and allows: PostgREST's db-schemas, db-tx-end and db-plan-enabled. */
+export interface RequestPolicy {
+  schemas: readonly string[];
+  txOverride: boolean;
+  planEnabled: boolean;
+}
+
+const DEFAULT_POLICY: RequestPolicy = { schemas: ['public'], txOverride: false, planEnabled: false };
+
+/** The schema named by Accept-Profile (reads) or Content-Profile (writes); 406 PGRST106 if not exposed. */
+export function chooseSchema(method: string, headers: Headers, schemas: readonly string[]): string {
+  const profile = headers.get(method === 'GET' || method === 'HEAD' ? 'accept-profile' : 'content-profile');
+  if (profile === null) return schemas[0]!;
+  if (!schemas.includes(profile)) {
+    throw new HttpError(406, `Invalid schema: ${profile.slice(0, 63)}`, {
+      code: 'PGRST106',
+      hint: `Only the following schemas are exposed: ${schemas.join(', ')}`,
+    });
+  }
+  return profile;
+}
+
 export function parseApiRequest(
   method: string,
   path: string,
@@ -145,16 +123,15 @@ export function parseApiRequest(
   headers: Headers,
   /** for GET /rpc: the function's argument names, which are arguments rather than filters */
   rpcArgumentNames: ReadonlySet<string> = new Set(),
+  policy: RequestPolicy = DEFAULT_POLICY,
 ): ApiRequest {
   if (!['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'].includes(method)) {
     throw new HttpError(405, `Method ${method} is not supported`, { code: 'PGRST117' });
   }
   const target = splitPath(path);
 
-  const profile = headers.get(method === 'GET' || method === 'HEAD' ? 'accept-profile' : 'content-profile');
-  if (profile && profile !== 'public') {
-    throw new HttpError(406, `The schema must be one of the following: public`, { code: 'PGRST106' });
-  }
+  const schema = chooseSchema(method, headers, policy.schemas);
+  const media = negotiate(headers.get('accept'), policy);
 
   const request: ApiRequest = {
     target,
@@ -163,8 +140,14 @@ export function parseApiRequest(
     filters: [],
     order: [],
     embedOptions: new Map(),
-    prefer: parsePrefer(headers.get('prefer')),
-    single: acceptsSingle(headers.get('accept')),
+    prefer: parsePrefer(headers.get('prefer'), policy),
+    single:
+      media.kind === 'json'
+        ? media.single
+        : media.kind === 'plan' && media.target.kind === 'json' && media.target.single,
+    media,
+    schema,
+    profile: policy.schemas.length > 1,
     rpcQueryArgs: new Map(),
   };
   const embed = (path: string) => {
@@ -184,7 +167,12 @@ export function parseApiRequest(
       if (what === 'order') embed(relation).order = parseOrder(value, [relation]);
       else embed(relation)[what] = parseNonNegativeInteger(value, key);
     } else if (target.kind === 'rpc' && rpcArgumentNames.has(key) && !RESERVED.has(key)) {
-      request.rpcQueryArgs.set(key, value);
+      // A repeated argument (`?ids=1&ids=2`) is an array, as PostgREST reads it.
+      const earlier = request.rpcQueryArgs.get(key);
+      request.rpcQueryArgs.set(
+        key,
+        earlier === undefined ? value : [...(Array.isArray(earlier) ? earlier : [earlier]), value],
+      );
     } else {
       request.filters.push(parseFilterParam(key, value));
     }

@@ -1,12 +1,13 @@
 // In charge of the /rest/v1 HTTP surface: a thin Hono adapter. It names the caller (apikey and
-// bearer token), then runs the pipeline: parse -> plan and SQL -> execute -> respond. It is the
-// one place errors are rendered in PostgREST's format.
+// bearer token) and the exposed schema it addresses, reads the body (JSON, CSV or raw), then runs
+// the pipeline: parse -> plan and SQL -> execute -> respond. It is the one place errors are
+// rendered in PostgREST's format.
 import type { HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
-import type { DataApiLimits } from '../config.js';
+import type { DataApiExposure, DataApiLimits } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { Claims } from '../db/transactions.js';
-import { readJsonBody } from '../http/body.js';
+import { readBodyBytes } from '../http/body.js';
 import { clientAddress } from '../http/client-address.js';
 import { FairGate } from '../http/fair-gate.js';
 import { HttpError, isHttpError } from '../http/errors.js';
@@ -14,10 +15,13 @@ import type { TokenSigner } from '../identity/access-tokens.js';
 import { resolveCaller, type ProjectKeys } from '../identity/caller.js';
 import type { Logger } from '../logger.js';
 import { fromAuthError, isStatementTimeout, renderError, statementTimedOut, toHttpError } from './errors.js';
-import { execute, prepare, type Prepared } from './execute.js';
+import { execute, prepare, type Prepared, type Session } from './execute.js';
+import { bodyMediaType, parseCsv } from './media-types.js';
 import { acceptsOpenApi, OPENAPI_MEDIA_TYPE, openApiDocument } from './openapi.js';
 import { readSchemaAccess } from './openapi-access.js';
-import { parseApiRequest, splitPath, type ApiRequest } from './request.js';
+import { dropUnknownTimezone } from './preferences.js';
+import { RawBody } from './rpc.js';
+import { chooseSchema, parseApiRequest, splitPath, type ApiRequest, type RequestPolicy } from './request.js';
 import { respond } from './response.js';
 import type { Schema, SchemaCache } from './schema-cache.js';
 
@@ -27,7 +31,7 @@ export interface DataApiDeps {
   keys: ProjectKeys;
   signer: TokenSigner;
   logger: Logger;
-  limits: DataApiLimits;
+  limits: DataApiLimits & Partial<DataApiExposure>;
   /** connections the data API may hold at once (the rest of the pool stays free for sign-ins and pages) */
   connections: number;
   trustProxy: boolean;
@@ -54,7 +58,13 @@ function callerKey(claims: Claims, address: string | null): string {
   return typeof claims.sub === 'string' ? `user:${claims.sub}` : `address:${address ?? 'unknown'}`;
 }
 
-function parse(schema: Schema, method: string, url: URL, headers: Headers): ApiRequest {
+function parse(
+  schema: Schema,
+  method: string,
+  url: URL,
+  headers: Headers,
+  policy: RequestPolicy,
+): ApiRequest {
   const path = url.pathname.replace(/^\/rest\/v1/, '');
   const target = splitPath(path);
   // GET /rpc/<fn>: query parameters named like the function's arguments are arguments.
@@ -62,11 +72,72 @@ function parse(schema: Schema, method: string, url: URL, headers: Headers): ApiR
     target.kind === 'rpc'
       ? new Set((schema.functions.get(target.name) ?? []).flatMap((f) => f.args.map((a) => a.name)))
       : new Set<string>();
-  return parseApiRequest(method, path, url.searchParams, headers, argumentNames);
+  return parseApiRequest(method, path, url.searchParams, headers, argumentNames, policy);
+}
+
+/**
+ * The body: JSON, CSV rows for an insert (text/csv), or the raw text (text/plain, text/xml) or
+ * bytes (application/octet-stream, as bytea's hex form) for a function's one unnamed parameter.
+ * An empty JSON body is undefined.
+ */
+async function readBody(request: Request): Promise<unknown> {
+  const bytes = await readBodyBytes(request);
+  const type = bodyMediaType(request.headers.get('content-type'));
+  if (type === 'application/octet-stream')
+    return new RawBody(type, `\\x${Buffer.from(bytes).toString('hex')}`);
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+  if (type === 'text/plain' || type === 'text/xml') return new RawBody(type, text);
+  if (text.trim() === '') return undefined;
+  if (type === 'text/csv') return parseCsv(text);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new HttpError(400, 'Empty or invalid json', {
+      code: 'PGRST102',
+      details: error instanceof Error ? error.message.slice(0, 200) : null,
+    });
+  }
+}
+
+/** The transaction's ending and settings: db-tx-end, Prefer tx and timezone, the schema. */
+function sessionFor(
+  request: ApiRequest,
+  txEnd: DataApiExposure['txEnd'],
+  timezones: Set<string> | null,
+): Session {
+  const session: Session = {};
+  const rollbackByDefault = txEnd.startsWith('rollback');
+  const rollback = request.prefer.tx !== undefined ? request.prefer.tx === 'rollback' : rollbackByDefault;
+  if (rollback) session.rollback = true;
+  if (request.prefer.timezone && timezones?.has(request.prefer.timezone.toLowerCase())) {
+    session.timezone = request.prefer.timezone;
+  }
+  if (request.schema !== 'public') session.searchPath = request.schema;
+  return session;
 }
 
 export function dataApiRoutes(deps: DataApiDeps): Hono<{ Bindings: HttpBindings }> {
   const app = new Hono<{ Bindings: HttpBindings }>();
+  const exposure: DataApiExposure = {
+    schemas: deps.limits.schemas ?? ['public'],
+    txEnd: deps.limits.txEnd ?? 'commit',
+    planEnabled: deps.limits.planEnabled ?? false,
+  };
+  const policy: RequestPolicy = {
+    schemas: exposure.schemas,
+    txOverride: exposure.txEnd.endsWith('allow-override'),
+    planEnabled: exposure.planEnabled,
+  };
+  // The database's time zone names, read once when a request first names a time zone.
+  let timezones: Promise<Set<string>> | undefined;
+  const knownTimezones = () =>
+    (timezones ??= deps.pool
+      .query<{ name: string }>('select lower(name) as name from pg_timezone_names')
+      .then((r) => new Set(r.rows.map((row) => row.name)))
+      .catch((error: unknown) => {
+        timezones = undefined;
+        throw error;
+      }));
   const gate = new FairGate({
     capacity: deps.connections,
     perCaller: deps.limits.callerConcurrency,
@@ -138,22 +209,23 @@ export function dataApiRoutes(deps: DataApiDeps): Hono<{ Bindings: HttpBindings 
       role = caller.claims.role;
       const url = new URL(c.req.url);
       const headers = c.req.raw.headers;
-      let schema = await deps.schemaCache.get();
+      const profile = chooseSchema(c.req.method, headers, policy.schemas);
+      let schema = await deps.schemaCache.get(profile);
       const target = splitPath(url.pathname.replace(/^\/rest\/v1/, ''));
       const known =
         target.kind === 'rpc' ? schema.functions.has(target.name) : schema.tables.has(target.name);
       // An unknown table or function may be one a migration just added: look again (rate-limited).
-      if (!known) schema = (await deps.schemaCache.refreshAfterMiss()) ?? schema;
+      if (!known) schema = (await deps.schemaCache.refreshAfterMiss(profile)) ?? schema;
       // Parse before reading the body, so a malformed URL is refused without reading it.
-      let request = parse(schema, c.req.method, url, headers);
+      let request = parse(schema, c.req.method, url, headers, policy);
       let body: unknown;
-      if (BODY_METHODS.has(c.req.method)) {
-        body = await readJsonBody(c.req.raw).catch((error: unknown) => {
-          if (isHttpError(error) && error.code === 'bad_json') {
-            throw new HttpError(400, 'Empty or invalid json', { code: 'PGRST102', details: error.message });
-          }
-          throw error;
-        });
+      if (BODY_METHODS.has(c.req.method)) body = await readBody(c.req.raw);
+      let tzNames: Set<string> | null = null;
+      if (request.prefer.timezone) {
+        tzNames = await knownTimezones();
+        if (!tzNames.has(request.prefer.timezone.toLowerCase())) {
+          request = { ...request, prefer: dropUnknownTimezone(request.prefer) };
+        }
       }
       let prepared: Prepared;
       try {
@@ -161,14 +233,15 @@ export function dataApiRoutes(deps: DataApiDeps): Hono<{ Bindings: HttpBindings 
       } catch (error) {
         // Likewise for a column or relationship: reload once and plan again.
         if (!isHttpError(error) || !SCHEMA_MISSES.has(error.code)) throw error;
-        const fresh = await deps.schemaCache.refreshAfterMiss();
+        const fresh = await deps.schemaCache.refreshAfterMiss(profile);
         if (!fresh) throw error;
         schema = fresh;
-        request = parse(schema, c.req.method, url, headers);
+        request = { ...parse(schema, c.req.method, url, headers, policy), prefer: request.prefer };
         prepared = prepare(schema, request, body, deps.limits);
       }
       const claims = caller.claims as Claims;
-      const run = () => execute(deps.pool, claims, prepared);
+      const session = sessionFor(request, exposure.txEnd, tzNames);
+      const run = () => execute(deps.pool, claims, prepared, session);
       // The service role is the operator's own back end: trusted, and not queued behind users.
       const result =
         claims.role === 'service_role'

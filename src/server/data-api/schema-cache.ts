@@ -1,6 +1,7 @@
 // In charge of knowing what the data API may touch: the tables, columns, keys, relationships and
-// functions of the `public` schema, read from pg_catalog. Reloaded when migrations announce a
-// change (NOTIFY tenantry_schema) and on demand. Nothing outside `public` is ever listed.
+// functions of the exposed schemas (`public` unless DATA_API_SCHEMAS names others), read from
+// pg_catalog. Reloaded when migrations announce a change (NOTIFY tenantry_schema) and on demand.
+// Nothing outside the exposed schemas is ever listed.
 import pg from 'pg';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
@@ -26,6 +27,8 @@ export interface Relationship {
 }
 
 export interface Table {
+  /** the exposed schema the table lives in */
+  schema: string;
   name: string;
   columns: Map<string, Column>;
   primaryKey: string[];
@@ -40,6 +43,8 @@ export interface FunctionArgument {
 }
 
 export interface DbFunction {
+  /** the exposed schema the function lives in */
+  schema: string;
   name: string;
   args: FunctionArgument[];
   returnType: string;
@@ -53,15 +58,26 @@ export interface DbFunction {
 }
 
 export interface Schema {
+  /** the PostgreSQL schema this view of the catalog describes */
+  name: string;
   tables: Map<string, Table>;
   relationships: Relationship[];
   functions: Map<string, DbFunction[]>;
 }
 
-async function load(pool: Pool): Promise<Schema> {
+/** Every exposed schema's catalog, by schema name. */
+async function loadAll(pool: Pool, names: readonly string[]): Promise<Map<string, Schema>> {
+  const all = new Map<string, Schema>();
+  // One schema at a time keeps each query as simple as the single-schema one it grew from.
+  for (const name of names) all.set(name, await load(pool, name));
+  return all;
+}
+
+async function load(pool: Pool, nspname: string): Promise<Schema> {
   const tables = await pool.query<{ name: string; relkind: string }>(
     `select c.relname as name, c.relkind from pg_class c join pg_namespace n on n.oid = c.relnamespace
-     where n.nspname = 'public' and c.relkind in ('r', 'p', 'v', 'm', 'f')`,
+     where n.nspname = $1 and c.relkind in ('r', 'p', 'v', 'm', 'f')`,
+    [nspname],
   );
   const columns = await pool.query<{
     table: string;
@@ -76,14 +92,15 @@ async function load(pool: Pool): Promise<Schema> {
             -- An identity column has no pg_attrdef row; its default is the next value of its
             -- sequence, spelled out so rows of one bulk insert can fall back to it.
             case when a.attidentity <> '' then
-              format('nextval(%L::regclass)', pg_get_serial_sequence(format('public.%I', c.relname), a.attname))
+              format('nextval(%L::regclass)', pg_get_serial_sequence(format('%I.%I', n.nspname, c.relname), a.attname))
             else pg_get_expr(d.adbin, d.adrelid) end as default_expression
      from pg_attribute a
      join pg_class c on c.oid = a.attrelid
      join pg_namespace n on n.oid = c.relnamespace
      left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
-     where n.nspname = 'public' and c.relkind in ('r', 'p', 'v', 'm', 'f') and a.attnum > 0 and not a.attisdropped
+     where n.nspname = $1 and c.relkind in ('r', 'p', 'v', 'm', 'f') and a.attnum > 0 and not a.attisdropped
      order by c.relname, a.attnum`,
+    [nspname],
   );
   const constraints = await pool.query<{
     name: string;
@@ -107,7 +124,8 @@ async function load(pool: Pool): Promise<Schema> {
      join pg_namespace n on n.oid = c.relnamespace
      left join pg_class fc on fc.oid = con.confrelid
      left join pg_namespace fn on fn.oid = fc.relnamespace
-     where n.nspname = 'public' and con.contype in ('p', 'u', 'f')`,
+     where n.nspname = $1 and con.contype in ('p', 'u', 'f')`,
+    [nspname],
   );
   const functions = await pool.query<{
     name: string;
@@ -142,15 +160,17 @@ async function load(pool: Pool): Promise<Schema> {
      from pg_proc p
      join pg_namespace n on n.oid = p.pronamespace
      join pg_type rt on rt.oid = p.prorettype
-     where n.nspname = 'public' and p.prokind = 'f'
+     where n.nspname = $1 and p.prokind = 'f'
        -- Trigger functions and functions over internal types cannot be called by a client.
        and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype, 'internal'::regtype)
        and not ('internal'::regtype = any(p.proargtypes::oid[]))`,
+    [nspname],
   );
 
-  const schema: Schema = { tables: new Map(), relationships: [], functions: new Map() };
+  const schema: Schema = { name: nspname, tables: new Map(), relationships: [], functions: new Map() };
   for (const t of tables.rows) {
     schema.tables.set(t.name, {
+      schema: nspname,
       name: t.name,
       columns: new Map(),
       primaryKey: [],
@@ -172,7 +192,7 @@ async function load(pool: Pool): Promise<Schema> {
     if (!table) continue;
     if (con.type === 'p') table.primaryKey = con.columns;
     else if (con.type === 'u') table.uniqueKeys.push(con.columns);
-    else if (con.foreign_schema === 'public' && con.foreign_table && con.foreign_columns) {
+    else if (con.foreign_schema === nspname && con.foreign_table && con.foreign_columns) {
       schema.relationships.push({
         constraint: con.name,
         table: con.table,
@@ -194,6 +214,7 @@ async function load(pool: Pool): Promise<Schema> {
       hasDefault: i >= f.arg_types.length - f.default_count,
     }));
     const fn: DbFunction = {
+      schema: nspname,
       name: f.name,
       args,
       returnType: f.return_type,
@@ -223,9 +244,9 @@ const LISTEN_RETRY_MS = 2000;
  * stops when the pool ends.
  */
 export class SchemaCache {
-  private current: Promise<Schema> | undefined;
+  private current: Promise<Map<string, Schema>> | undefined;
   private loadedAt = 0;
-  private inFlight: Promise<Schema> | undefined;
+  private inFlight: Promise<Map<string, Schema>> | undefined;
   private reloadAgain = false;
   private listener: pg.Client | undefined;
   private listening = false;
@@ -235,19 +256,30 @@ export class SchemaCache {
   constructor(
     private readonly pool: Pool,
     private readonly logger: Logger,
+    /** the exposed schemas, the default one (used without a profile header) first */
+    readonly schemas: readonly string[] = ['public'],
   ) {}
 
-  get(): Promise<Schema> {
+  /** One exposed schema (the default one unless named); the request has already checked the name. */
+  private pick(all: Map<string, Schema>, profile?: string): Schema {
+    return all.get(profile ?? this.schemas[0]!) ?? all.get(this.schemas[0]!)!;
+  }
+
+  get(profile?: string): Promise<Schema> {
     if (!this.listening) this.listen();
     this.current ??= this.load().catch((error: unknown) => {
       this.current = undefined; // try again on the next request
       throw error;
     });
-    return this.current;
+    return this.current.then((all) => this.pick(all, profile));
   }
 
   /** Reads the catalog again; concurrent calls share one load, and a call during a load queues one more. */
-  reload(): Promise<Schema> {
+  reload(profile?: string): Promise<Schema> {
+    return this.reloadAll().then((all) => this.pick(all, profile));
+  }
+
+  private reloadAll(): Promise<Map<string, Schema>> {
     if (this.inFlight) {
       this.reloadAgain = true;
       return this.inFlight;
@@ -265,7 +297,7 @@ export class SchemaCache {
         this.inFlight = undefined;
         if (this.reloadAgain) {
           this.reloadAgain = false;
-          void this.reload().catch(() => undefined);
+          void this.reloadAll().catch(() => undefined);
         }
       })
       .catch(() => undefined);
@@ -277,15 +309,15 @@ export class SchemaCache {
    * not arrived yet. Returns a fresh schema to retry with, or null when the cache is fresh enough
    * that a reload could not help.
    */
-  async refreshAfterMiss(): Promise<Schema | null> {
-    if (this.inFlight) return this.inFlight;
+  async refreshAfterMiss(profile?: string): Promise<Schema | null> {
+    if (this.inFlight) return this.pick(await this.inFlight, profile);
     if (Date.now() - this.loadedAt < MISS_RELOAD_INTERVAL_MS) return null;
-    return this.reload();
+    return this.reload(profile);
   }
 
-  private async load(): Promise<Schema> {
+  private async load(): Promise<Map<string, Schema>> {
     const started = Date.now();
-    const schema = await load(this.pool);
+    const schema = await loadAll(this.pool, this.schemas);
     this.loadedAt = started;
     return schema;
   }

@@ -33,6 +33,35 @@ export interface BodyLimit {
   maxBodyBytes?: number;
 }
 
+/** How rows become the body: a JSON array or object (maybe without null fields), or CSV. */
+export interface BodyFormat {
+  single: boolean;
+  csv?: boolean;
+  stripNulls?: boolean;
+}
+
+/** The names a select list answers with, in order: the CSV header. */
+function outputNames(items: PlannedItem[]): string[] {
+  return items.filter((item) => item.kind === 'column' || item.embed.items.length > 0).map((item) => item.as);
+}
+
+function csvField(value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}
+
+/**
+ * The aggregate over the rows `_r` that makes the body. CSV rows are PostgreSQL's own record
+ * text (fields quoted and escaped as CSV does) without the parentheses, as PostgREST writes them.
+ */
+function bodyAggregate(format: BodyFormat, items: PlannedItem[], params: Params): string {
+  if (format.csv) {
+    const header = params.add(outputNames(items).map(csvField).join(','));
+    return `${header}::text || chr(10) || coalesce(string_agg(substr(_r::text, 2, length(_r::text) - 2), chr(10)), '')`;
+  }
+  const json = format.single ? `(json_agg(_r) -> 0)` : `coalesce(json_agg(_r), '[]')`;
+  return `${format.stripNulls ? `json_strip_nulls(${json})` : json}::text`;
+}
+
 /**
  * Assembles a statement from its CTEs and final select. With a body limit, the final select is
  * materialized once and its body measured inside PostgreSQL: an oversized body is replaced by
@@ -61,7 +90,11 @@ export function quoteIdent(name: string): string {
   return name.includes('"') ? `"${name.replace(/"/g, '""')}"` : `"${name}"`;
 }
 
-const table = (name: string) => `public.${quoteIdent(name)}`;
+/** A schema-qualified name; `public` is written bare, so statements read as they always have. */
+function qualified(schema: string, name: string): string {
+  return `${schema === 'public' ? 'public' : quoteIdent(schema)}.${quoteIdent(name)}`;
+}
+const table = (t: { schema: string; name: string }) => qualified(t.schema, t.name);
 const col = (alias: string, name: string) => `${alias}.${quoteIdent(name)}`;
 
 function condition(alias: string, filter: ResolvedFilter, params: Params): string {
@@ -117,7 +150,7 @@ function selectList(alias: string, items: PlannedItem[], params: Params, depth: 
       const e = item.embed;
       const childAlias = `t${depth + 1}`;
       const inner =
-        `select ${selectList(childAlias, e.items, params, depth + 1)} from ${table(e.table.name)} ${childAlias}` +
+        `select ${selectList(childAlias, e.items, params, depth + 1)} from ${table(e.table)} ${childAlias}` +
         whereClause(childAlias, e.where, params, joinCondition(e, childAlias, alias));
       if (e.toOne) {
         return `(select row_to_json(_e) from (${inner} limit 1) _e) as ${quoteIdent(item.as)}`;
@@ -134,7 +167,7 @@ function selectList(alias: string, items: PlannedItem[], params: Params, depth: 
 function embedExists(alias: string, embed: EmbedPlan, params: Params): string {
   const childAlias = 't9';
   return (
-    `exists (select 1 from ${table(embed.table.name)} ${childAlias}` +
+    `exists (select 1 from ${table(embed.table)} ${childAlias}` +
     `${whereClause(childAlias, embed.where, params, joinCondition(embed, childAlias, alias))})`
   );
 }
@@ -148,20 +181,31 @@ function innerEmbedConditions(alias: string, items: PlannedItem[], params: Param
 
 /** The FROM item (aliased t0) and any CTE it needs. */
 function sourceSql(plan: ReadPlan, params: Params): { ctes: string[]; from: string } {
-  if (plan.source.kind === 'table') return { ctes: [], from: `${table(plan.source.table.name)} t0` };
+  if (plan.source.kind === 'table') return { ctes: [], from: `${table(plan.source.table)} t0` };
   // A CTE read twice (page and count) is evaluated once, so the function runs exactly once.
   return { ctes: [`_src as (select * from ${callSql(plan.source.call, params)})`], from: '_src t0' };
 }
 
 export function callSql(call: FunctionCall, params: Params): string {
-  if (call.wholeBody !== undefined)
-    return `public.${quoteIdent(call.fn.name)}(${params.add(JSON.stringify(call.wholeBody))})`;
-  const args = call.args.map((a) => `${quoteIdent(a.name)} := ${params.add(a.value)}::${a.type}`);
-  return `public.${quoteIdent(call.fn.name)}(${args.join(', ')})`;
+  const name = qualified(call.fn.schema, call.fn.name);
+  if (call.wholeBody !== undefined) {
+    const type = call.fn.args[0]?.type ?? 'json';
+    const json = type === 'json' || type === 'jsonb';
+    return `${name}(${params.add(json ? JSON.stringify(call.wholeBody) : call.wholeBody)}::${type})`;
+  }
+  const args = call.args.map((a) => {
+    // A row-type argument is filled from its JSON object with the row type's own conversions.
+    const value = a.rowType
+      ? `json_populate_record(null::${a.type}, ${params.add(a.value)}::json)`
+      : `${params.add(a.value)}::${a.type}`;
+    // An unnamed parameter (the only one its function has) is passed by position.
+    return a.name === '' ? value : `${quoteIdent(a.name)} := ${value}`;
+  });
+  return `${name}(${args.join(', ')})`;
 }
 
 /** The page as one JSON text, its row count, and (optionally) the total count without paging. */
-export function readQuery(plan: ReadPlan, options: { single: boolean; count: boolean } & BodyLimit): Query {
+export function readQuery(plan: ReadPlan, options: BodyFormat & { count: boolean } & BodyLimit): Query {
   const params = new Params();
   const source = sourceSql(plan, params);
   const inner = innerEmbedConditions('t0', plan.items, params);
@@ -169,7 +213,7 @@ export function readQuery(plan: ReadPlan, options: { single: boolean; count: boo
   const page =
     `select ${selectList('t0', plan.items, params, 0)} from ${source.from}${where}` +
     `${orderClause('t0', plan.order, params)}${pagingClause(plan.limit, plan.offset, params)}`;
-  const body = options.single ? `(json_agg(_r) -> 0)::text` : `coalesce(json_agg(_r), '[]')::text`;
+  const body = bodyAggregate(options, plan.items, params);
   const total = options.count ? `, (select count(*) from ${source.from}${where})::bigint as total` : '';
   return finish(
     params,
@@ -180,15 +224,38 @@ export function readQuery(plan: ReadPlan, options: { single: boolean; count: boo
   );
 }
 
+/**
+ * The rows a read would count, without paging or shaping: EXPLAIN of this statement gives the
+ * planner's estimate of the total (Prefer: count=planned / estimated) without counting.
+ */
+export function countEstimateQuery(plan: ReadPlan): Query {
+  const params = new Params();
+  const source = sourceSql(plan, params);
+  const inner = innerEmbedConditions('t0', plan.items, params);
+  const where = whereClause('t0', plan.where, params, inner);
+  const head = source.ctes.length > 0 ? `with ${source.ctes.join(', ')} ` : '';
+  return { text: `${head}select 1 from ${source.from}${where}`, values: params.values, columns: [] };
+}
+
 function rowsSource(plan: WritePlan, params: Params): { from: string; value: (column: string) => string } {
   const rowsParam = params.add(JSON.stringify(plan.rows));
+  // Defaults come from pg_get_expr() in the catalog, never from the request. With rows that
+  // differ in their keys, each row evaluates every default once (in a correlated subquery that
+  // is not flattened), whether it uses it or not: a sequence advances once per row, as it does
+  // under PostgREST, so ids do not depend on which rows named their key.
+  const withDefault = plan.uniform ? [] : plan.columns.filter((c) => plan.defaults.get(c));
+  const defaults =
+    withDefault.length > 0
+      ? `, lateral (select ${withDefault.map((c, i) => `${plan.defaults.get(c)!} as d${i}`).join(', ')} ` +
+        `where _x.v is not null offset 0) _d`
+      : '';
   const from =
     `from json_array_elements(${rowsParam}::json) _x(v), ` +
-    `lateral json_populate_record(null::${table(plan.table.name)}, _x.v) _p`;
+    `lateral json_populate_record(null::${table(plan.table)}, _x.v) _p${defaults}`;
   const value = (column: string) => {
     if (plan.uniform) return `_p.${quoteIdent(column)}`;
-    const fallback = plan.defaults.get(column) ?? 'null';
-    // Defaults come from pg_get_expr() in the catalog, never from the request.
+    const index = withDefault.indexOf(column);
+    const fallback = index >= 0 ? `_d.d${index}` : 'null';
     return `case when (_x.v::jsonb) ? ${params.add(column)} then _p.${quoteIdent(column)} else ${fallback} end`;
   };
   return { from, value };
@@ -211,7 +278,7 @@ function returningList(items: PlannedItem[], representation: boolean, prefix = '
   return `returning ${[...columns].map((c) => `${prefix}${quoteIdent(c)}`).join(', ')}`;
 }
 
-type WriteOptions = { single: boolean; representation: boolean } & BodyLimit;
+type WriteOptions = BodyFormat & { representation: boolean } & BodyLimit;
 
 /** Name of the flag an upsert returns per row; no table column is likely to be called this. */
 const INSERTED_FLAG = '"__tenantry_inserted"';
@@ -219,7 +286,7 @@ const INSERTED_FLAG = '"__tenantry_inserted"';
 function returning(
   items: PlannedItem[],
   params: Params,
-  single: boolean,
+  format: BodyFormat,
   representation: boolean,
   countInserted = false,
 ): string {
@@ -227,7 +294,7 @@ function returning(
     ? `, (select count(*) from _w where _w.${INSERTED_FLAG})::int as inserted`
     : '';
   if (!representation) return `select null::text as body, count(*)::int as rows${inserted} from _w`;
-  const body = single ? `(json_agg(_r) -> 0)::text` : `coalesce(json_agg(_r), '[]')::text`;
+  const body = bodyAggregate(format, items, params);
   return (
     `select ${body} as body, count(_r)::int as rows${inserted} ` +
     `from (select ${selectList('t0', items, params, 0)} from _w t0) _r`
@@ -240,10 +307,10 @@ export function insertQuery(plan: WritePlan, items: PlannedItem[], options: Writ
   let sql: string;
   if (plan.columns.length === 0) {
     // Every row takes every default.
-    sql = `insert into ${table(plan.table.name)} select from json_array_elements(${params.add(JSON.stringify(plan.rows))}::json)`;
+    sql = `insert into ${table(plan.table)} select from json_array_elements(${params.add(JSON.stringify(plan.rows))}::json)`;
   } else {
     const { from, value } = rowsSource(plan, params);
-    sql = `insert into ${table(plan.table.name)} (${columns}) select ${plan.columns.map(value).join(', ')} ${from}`;
+    sql = `insert into ${table(plan.table)} (${columns}) select ${plan.columns.map(value).join(', ')} ${from}`;
   }
   const merge = plan.conflict?.action === 'merge';
   if (plan.conflict) {
@@ -262,7 +329,7 @@ export function insertQuery(plan: WritePlan, items: PlannedItem[], options: Writ
   return finish(
     params,
     [`_w as (${sql} ${returningList(items, options.representation)}${flag})`],
-    returning(items, params, options.single, options.representation, merge),
+    returning(items, params, options, options.representation, merge),
     merge ? ['rows', 'inserted'] : ['rows'],
     options,
   );
@@ -278,32 +345,32 @@ export function updateQuery(
   const rowParam = params.add(JSON.stringify(plan.rows[0]));
   const sets = plan.columns.map((c) => `${quoteIdent(c)} = _p.${quoteIdent(c)}`).join(', ');
   const sql =
-    `update ${table(plan.table.name)} t0 set ${sets} ` +
-    `from json_populate_record(null::${table(plan.table.name)}, ${rowParam}::json) _p` +
+    `update ${table(plan.table)} t0 set ${sets} ` +
+    `from json_populate_record(null::${table(plan.table)}, ${rowParam}::json) _p` +
     `${whereClause('t0', where, params)} ${returningList(items, options.representation, 't0.')}`;
   return finish(
     params,
     [`_w as (${sql})`],
-    returning(items, params, options.single, options.representation),
+    returning(items, params, options, options.representation),
     ['rows'],
     options,
   );
 }
 
 export function deleteQuery(
-  tableName: string,
+  target: { schema: string; name: string },
   where: ResolvedFilter[],
   items: PlannedItem[],
   options: WriteOptions,
 ): Query {
   const params = new Params();
   const sql =
-    `delete from ${table(tableName)} t0${whereClause('t0', where, params)} ` +
+    `delete from ${table(target)} t0${whereClause('t0', where, params)} ` +
     returningList(items, options.representation, 't0.');
   return finish(
     params,
     [`_w as (${sql})`],
-    returning(items, params, options.single, options.representation),
+    returning(items, params, options, options.representation),
     ['rows'],
     options,
   );

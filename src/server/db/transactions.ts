@@ -160,6 +160,10 @@ export interface OneMessageOptions {
    * the same message: one round trip. With it, the commit is a second one.
    */
   beforeCommit?: (row: Record<string, unknown> | undefined) => void;
+  /** end with a rollback instead of a commit: the answer is real, its changes are not kept */
+  rollback?: boolean;
+  /** further transaction-local settings (e.g. TimeZone, search_path), set with the caller's */
+  settings?: readonly (readonly [string, string])[];
 }
 
 /**
@@ -174,16 +178,40 @@ export async function runAsCaller(
   statement: Statement,
   options: OneMessageOptions,
 ): Promise<Record<string, unknown> | undefined> {
+  const { beforeCommit, ...rest } = options;
+  const results = await runStatementsAsCaller(pool, claims, [statement], {
+    ...rest,
+    ...(beforeCommit ? { beforeCommit: (r: Record<string, unknown>[][]) => beforeCommit(r[0]?.[0]) } : {}),
+  });
+  return results[0]?.[0];
+}
+
+/**
+ * runAsCaller for several statements in the same message and transaction; answers every row of
+ * each of them, in order.
+ */
+export async function runStatementsAsCaller(
+  pool: Pool,
+  claims: Claims,
+  statements: readonly Statement[],
+  options: Omit<OneMessageOptions, 'beforeCommit'> & {
+    beforeCommit?: (results: Record<string, unknown>[][]) => void;
+  },
+): Promise<Record<string, unknown>[][]> {
   if (!REQUEST_ROLES.includes(claims.role)) {
     throw new Error(`Refusing to run as unknown role ${String(claims.role)}`);
   }
+  const extra = (options.settings ?? [])
+    .map(([name, value]) => `, set_config(${sqlLiteral(name)}, ${sqlLiteral(value)}, true)`)
+    .join('');
   const settings =
     `select set_config('request.jwt.claims', ${sqlLiteral(JSON.stringify(claims))}, true), ` +
     `set_config('role', ${sqlLiteral(claims.role)}, true), ` +
-    `set_config('statement_timeout', ${sqlLiteral(String(statementTimeoutOf(pool)))}, true)`;
-  const body = inlineParameters(statement.text, statement.values);
-  const commitNow = !options.beforeCommit;
-  const message = `begin${options.readOnly ? ' read only' : ''}; ${settings}; ${body}${commitNow ? '; commit' : ''}`;
+    `set_config('statement_timeout', ${sqlLiteral(String(statementTimeoutOf(pool)))}, true)${extra}`;
+  const body = statements.map((s) => inlineParameters(s.text, s.values)).join('; ');
+  const end = options.rollback ? 'rollback' : 'commit';
+  const endNow = !options.beforeCommit;
+  const message = `begin${options.readOnly ? ' read only' : ''}; ${settings}; ${body}${endNow ? `; ${end}` : ''}`;
 
   const tx = await pool.connect();
   let broken = false;
@@ -195,12 +223,12 @@ export async function runAsCaller(
     const results = (await tx.query(withReadTimeout(message, options.readTimeoutMs))) as unknown as {
       rows: Record<string, unknown>[];
     }[];
-    const row = results[2]?.rows[0];
+    const rows = statements.map((_, i) => results[2 + i]?.rows ?? []);
     if (options.beforeCommit) {
-      options.beforeCommit(row);
-      await tx.query('commit');
+      options.beforeCommit(rows);
+      await tx.query(end);
     }
-    return row;
+    return rows;
   } catch (error) {
     try {
       await tx.query(withReadTimeout('rollback', ROLLBACK_TIMEOUT_MS));
