@@ -127,6 +127,8 @@ export interface DataApiLimits {
   maxPatternLength: number;
   /** conditions in one request's filters, counting every term of or/and trees */
   maxFilterTerms: number;
+  /** count(), sum(), avg(), min(), max() in select (PostgREST's db-aggregates-enabled) */
+  aggregatesEnabled: boolean;
 }
 
 /** Secrets that production must be given explicitly, in the order they are reported when missing. */
@@ -257,6 +259,7 @@ const envSchema = z.object({
   DATA_API_CALLER_CONCURRENCY: positiveInt.max(1000).default(4),
   DATA_API_MAX_PATTERN_LENGTH: positiveInt.max(100_000).default(256),
   DATA_API_MAX_FILTER_TERMS: positiveInt.max(10_000).default(64),
+  DATA_API_AGGREGATES_ENABLED: boolFlag.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -414,6 +417,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       callerConcurrency: e.DATA_API_CALLER_CONCURRENCY,
       maxPatternLength: e.DATA_API_MAX_PATTERN_LENGTH,
       maxFilterTerms: e.DATA_API_MAX_FILTER_TERMS,
+      aggregatesEnabled: e.DATA_API_AGGREGATES_ENABLED,
     },
   };
 }

@@ -201,9 +201,18 @@ describe('order', () => {
     ]);
   });
 
-  test.each(['title.sideways', 'title;drop', 'length(title)', 'title,', ''])('refuses %j', (input) => {
-    expect(refusal(() => parseOrder(input)).status).toBe(400);
+  test('rel(col): a column of a to-one embed', () => {
+    expect(parseOrder('author(name).desc')).toEqual([
+      { path: [], relation: 'author', column: 'name', descending: true },
+    ]);
   });
+
+  test.each(['title.sideways', 'title;drop', 'length(title;x)', 'a(b(c))', 'title,', ''])(
+    'refuses %j',
+    (input) => {
+      expect(refusal(() => parseOrder(input)).status).toBe(400);
+    },
+  );
 });
 
 describe('splitTopLevel', () => {

@@ -5,15 +5,31 @@ import { HttpError } from '../http/errors.js';
 
 export type SelectItem =
   | { type: 'star' }
-  | { type: 'column'; name: string; alias?: string; cast?: string }
+  | {
+      type: 'column';
+      name: string;
+      alias?: string;
+      cast?: string;
+      /** `col.sum()`: an aggregate over the column, grouped by the other selected columns */
+      aggregate?: AggregateFunction;
+      /** `col.sum()::text`: a cast of the aggregate's result */
+      aggregateCast?: string;
+    }
+  /** `count()`: the number of rows in each group */
+  | { type: 'count'; alias?: string; cast?: string }
   | {
       type: 'embed';
       relation: string;
       alias?: string;
       hint?: string;
       inner: boolean;
+      /** `...rel(cols)`: the embedded columns are merged into the parent object */
+      spread?: boolean;
       items: SelectItem[];
     };
+
+export const AGGREGATE_FUNCTIONS = ['count', 'sum', 'avg', 'min', 'max'] as const;
+export type AggregateFunction = (typeof AGGREGATE_FUNCTIONS)[number];
 
 export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'is', 'in'] as const;
 export type Operator = (typeof OPERATORS)[number];
@@ -40,6 +56,8 @@ export type FilterNode = Condition | Logic;
 
 export interface OrderTerm {
   path: string[];
+  /** `order=rel(col)`: ordering by a column of a to-one embedded resource */
+  relation?: string;
   column: string;
   descending: boolean;
   nulls?: 'first' | 'last';
@@ -126,7 +144,15 @@ function parseSelectItem(raw: string, depth: number): SelectItem {
     alias = identifier(aliasMatch[1]!, 'alias');
     rest = raw.slice(aliasMatch[0].length);
   }
+  const aggregate = parseAggregate(rest, alias);
+  if (aggregate) return aggregate;
+  let spread = false;
+  if (rest.startsWith('...')) {
+    spread = true;
+    rest = rest.slice(3);
+  }
   const open = rest.indexOf('(');
+  if (spread && open < 0) throw syntaxError(`Only embedded resources can be spread: "${raw}"`);
   if (open >= 0) {
     if (!rest.endsWith(')')) throw syntaxError(`Malformed embedded resource "${raw}"`);
     const head = rest.slice(0, open);
@@ -146,6 +172,7 @@ function parseSelectItem(raw: string, depth: number): SelectItem {
       ...(alias ? { alias } : {}),
       ...(hint ? { hint } : {}),
       inner: innerJoin,
+      ...(spread ? { spread } : {}),
       // `rel()` selects nothing: the embed is there only to filter on (rel=not.is.null, !inner).
       items: inner.trim() === '' ? [] : parseSelect(inner, depth + 1),
     };
@@ -158,6 +185,30 @@ function parseSelectItem(raw: string, depth: number): SelectItem {
     name: identifier(nameRaw ?? '', 'column'),
     ...(alias ? { alias } : {}),
     ...(cast !== undefined ? { cast: cast.trim().toLowerCase() } : {}),
+  };
+}
+
+const AGGREGATE = /^(?:(.+?)\.)?(count|sum|avg|min|max)\(\)(?:::([A-Za-z_][A-Za-z0-9_ ]*))?$/;
+
+/** `count()`, `col.sum()`, `col::int.max()::text`: null when the item is no aggregate. */
+function parseAggregate(rest: string, alias: string | undefined): SelectItem | null {
+  const match = AGGREGATE.exec(rest);
+  if (!match) return null;
+  const [, target, fn, resultCast] = match;
+  const cast = resultCast !== undefined ? { cast: resultCast.trim().toLowerCase() } : {};
+  if (target === undefined) {
+    if (fn !== 'count') throw syntaxError(`${fn}() needs a column, like amount.${fn}()`, rest);
+    return { type: 'count', ...(alias ? { alias } : {}), ...cast };
+  }
+  const [nameRaw, inputCast, extra] = target.split('::');
+  if (extra !== undefined) throw syntaxError(`Malformed cast in "${rest}"`);
+  return {
+    type: 'column',
+    name: identifier(nameRaw ?? '', 'column'),
+    ...(alias ? { alias } : {}),
+    ...(inputCast !== undefined ? { cast: inputCast.trim().toLowerCase() } : {}),
+    aggregate: fn as AggregateFunction,
+    ...(resultCast !== undefined ? { aggregateCast: resultCast.trim().toLowerCase() } : {}),
   };
 }
 
@@ -255,8 +306,11 @@ export function parseFilterParam(key: string, value: string): FilterNode {
 export function parseOrder(raw: string, path: string[] = []): OrderTerm[] {
   return splitTopLevel(raw).map((part) => {
     const pieces = part.trim().split('.');
-    const column = identifier(pieces[0] ?? '', 'column');
+    // `rel(col)`: a column of a to-one embedded resource.
+    const related = /^([^()]+)\(([^()]+)\)$/.exec(pieces[0] ?? '');
+    const column = identifier(related ? related[2]! : (pieces[0] ?? ''), 'column');
     const term: OrderTerm = { path, column, descending: false };
+    if (related) term.relation = identifier(related[1]!, 'relation');
     for (const modifier of pieces.slice(1)) {
       if (modifier === 'asc') term.descending = false;
       else if (modifier === 'desc') term.descending = true;

@@ -31,6 +31,8 @@ export interface Table {
   primaryKey: string[];
   uniqueKeys: string[][];
   insertable: boolean;
+  /** a view: its relationships come from the base tables its columns are read from */
+  view?: boolean;
 }
 
 export interface FunctionArgument {
@@ -156,6 +158,7 @@ async function load(pool: Pool): Promise<Schema> {
       primaryKey: [],
       uniqueKeys: [],
       insertable: t.relkind === 'r' || t.relkind === 'p' || t.relkind === 'v' || t.relkind === 'f',
+      ...(t.relkind === 'v' ? { view: true } : {}),
     });
   }
   for (const c of columns.rows) {

@@ -63,6 +63,14 @@ export function quoteIdent(name: string): string {
 const table = (name: string) => `public.${quoteIdent(name)}`;
 const col = (alias: string, name: string) => `${alias}.${quoteIdent(name)}`;
 
+/** A computed field: the function applied to the row (cast, so a write's returned row fits too). */
+const computedCol = (alias: string, fn: string, rowTable: string) =>
+  `public.${quoteIdent(fn)}(${alias}::${table(rowTable)})`;
+
+/** A column, or the computed field of that name. */
+const field = (alias: string, name: string, computed: string | undefined) =>
+  computed !== undefined ? computedCol(alias, name, computed) : col(alias, name);
+
 const COMPARISON: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
 
 function condition(alias: string, filter: ResolvedFilter, params: Params): string {
@@ -73,7 +81,7 @@ function condition(alias: string, filter: ResolvedFilter, params: Params): strin
     const inner = filter.items.map((f) => condition(alias, f, params)).join(` ${filter.kind} `);
     return `${filter.negate ? 'not ' : ''}(${inner})`;
   }
-  const target = col(alias, filter.column);
+  const target = field(alias, filter.column, filter.computed);
   let sql: string;
   switch (filter.operator) {
     case 'like':
@@ -111,12 +119,18 @@ function whereClause(alias: string, filters: ResolvedFilter[], params: Params, e
   return parts.length > 0 ? ` where ${parts.join(' and ')}` : '';
 }
 
-function orderClause(alias: string, order: ResolvedOrder[]): string {
+function orderClause(alias: string, order: ResolvedOrder[], params: Params): string {
   if (order.length === 0) return '';
   return ` order by ${order
-    .map(
-      (o) => `${col(alias, o.column)} ${o.descending ? 'desc' : 'asc'}${o.nulls ? ` nulls ${o.nulls}` : ''}`,
-    )
+    .map((o) => {
+      let target = field(alias, o.column, o.computed);
+      if (o.embed) {
+        // A to-one embed's column: the one embedded row's value, found the way the embed finds it.
+        const source = embedSource(o.embed, '_o', alias);
+        target = `(select ${col('_o', o.column)} from ${source.from}${whereClause('_o', o.embed.where, params, source.conditions)} limit 1)`;
+      }
+      return `${target} ${o.descending ? 'desc' : 'asc'}${o.nulls ? ` nulls ${o.nulls}` : ''}`;
+    })
     .join(', ')}`;
 }
 
@@ -124,41 +138,99 @@ function pagingClause(limit: number | undefined, offset: number | undefined, par
   return `${limit !== undefined ? ` limit ${params.add(limit)}` : ''}${offset ? ` offset ${params.add(offset)}` : ''}`;
 }
 
-function joinCondition(embed: EmbedPlan, childAlias: string, parentAlias: string): string[] {
-  return embed.join.map((j) => `${col(childAlias, j.child)} = ${col(parentAlias, j.parent)}`);
+/** Where an embed's rows come from, and how they are tied to the parent row. */
+function embedSource(
+  embed: EmbedPlan,
+  childAlias: string,
+  parentAlias: string,
+): { from: string; conditions: string[] } {
+  if (embed.fn) {
+    const call = computedCol(parentAlias, embed.fn.name, embed.fn.argTable);
+    return { from: `${call} ${childAlias}`, conditions: [] };
+  }
+  const from = `${table(embed.table.name)} ${childAlias}`;
+  if (embed.junction) {
+    const j = `${childAlias}j`;
+    return {
+      from: `${from}, ${table(embed.junction.table)} ${j}`,
+      conditions: [
+        ...embed.junction.child.map((p) => `${col(j, p.junction)} = ${col(childAlias, p.child)}`),
+        ...embed.junction.parent.map((p) => `${col(j, p.junction)} = ${col(parentAlias, p.parent)}`),
+      ],
+    };
+  }
+  return {
+    from,
+    conditions: embed.join.map((j) => `${col(childAlias, j.child)} = ${col(parentAlias, j.parent)}`),
+  };
 }
 
-function selectList(alias: string, items: PlannedItem[], params: Params, depth: number): string {
+/** One output column of a select list: its expression, key, and whether it aggregates. */
+interface Output {
+  expr: string;
+  name: string;
+  aggregate: boolean;
+}
+
+function outputs(alias: string, items: PlannedItem[], params: Params, depth: number): Output[] {
+  const out: Output[] = [];
+  for (const item of items) {
+    if (item.kind === 'count') {
+      out.push({ expr: `count(*)${item.cast ? `::${item.cast}` : ''}`, name: item.as, aggregate: true });
+      continue;
+    }
+    if (item.kind === 'column') {
+      let expr = `${field(alias, item.column, item.computed)}${item.cast ? `::${item.cast}` : ''}`;
+      if (item.aggregate)
+        expr = `${item.aggregate}(${expr})${item.aggregateCast ? `::${item.aggregateCast}` : ''}`;
+      out.push({ expr, name: item.as, aggregate: item.aggregate !== undefined });
+      continue;
+    }
+    const e = item.embed;
+    // An empty embed (`rel()`) only filters; it is not part of the output.
+    if (e.items.length === 0) continue;
+    const childAlias = `t${depth + 1}`;
+    const source = embedSource(e, childAlias, alias);
+    const where = whereClause(childAlias, e.where, params, source.conditions);
+    const children = outputs(childAlias, e.items, params, depth + 1);
+    if (item.spread) {
+      // Spread: each embedded column becomes a column of the parent; from a to-many embed, an
+      // array of its values.
+      for (const o of children) {
+        const expr = e.toOne
+          ? `(select ${o.expr} from ${source.from}${where} limit 1)`
+          : `(select coalesce(json_agg(_s.v), '[]'::json) from (select ${o.expr} as v from ${source.from}${where}` +
+            `${orderClause(childAlias, e.order, params)}${pagingClause(e.limit, e.offset, params)}) _s)`;
+        out.push({ expr, name: o.name, aggregate: false });
+      }
+      continue;
+    }
+    const inner = `select ${listSql(children)} from ${source.from}${where}${groupBy(children)}`;
+    const expr = e.toOne
+      ? `(select row_to_json(_e) from (${inner} limit 1) _e)`
+      : `coalesce((select json_agg(_e) from (${inner}${orderClause(childAlias, e.order, params)}` +
+        `${pagingClause(e.limit, e.offset, params)}) _e), '[]'::json)`;
+    out.push({ expr, name: item.as, aggregate: false });
+  }
+  return out;
+}
+
+function listSql(out: Output[]): string {
   // An empty list is valid SQL (`select from …`) and becomes `{}` in JSON.
-  return items
-    .filter((item) => item.kind === 'column' || item.embed.items.length > 0)
-    .map((item) => {
-      if (item.kind === 'column') {
-        return `${col(alias, item.column)}${item.cast ? `::${item.cast}` : ''} as ${quoteIdent(item.as)}`;
-      }
-      const e = item.embed;
-      const childAlias = `t${depth + 1}`;
-      const inner =
-        `select ${selectList(childAlias, e.items, params, depth + 1)} from ${table(e.table.name)} ${childAlias}` +
-        whereClause(childAlias, e.where, params, joinCondition(e, childAlias, alias));
-      if (e.toOne) {
-        return `(select row_to_json(_e) from (${inner} limit 1) _e) as ${quoteIdent(item.as)}`;
-      }
-      return (
-        `coalesce((select json_agg(_e) from (${inner}${orderClause(childAlias, e.order)}` +
-        `${pagingClause(e.limit, e.offset, params)}) _e), '[]'::json) as ${quoteIdent(item.as)}`
-      );
-    })
-    .join(', ');
+  return out.map((o) => `${o.expr} as ${quoteIdent(o.name)}`).join(', ');
+}
+
+/** With aggregates in the list, the other outputs are the groups (by position). */
+function groupBy(out: Output[]): string {
+  if (!out.some((o) => o.aggregate)) return '';
+  const keys = out.flatMap((o, i) => (o.aggregate ? [] : [String(i + 1)]));
+  return keys.length > 0 ? ` group by ${keys.join(', ')}` : '';
 }
 
 /** Whether the parent row has at least one embedded row matching the embed's filters. */
 function embedExists(alias: string, embed: EmbedPlan, params: Params): string {
-  const childAlias = 't9';
-  return (
-    `exists (select 1 from ${table(embed.table.name)} ${childAlias}` +
-    `${whereClause(childAlias, embed.where, params, joinCondition(embed, childAlias, alias))})`
-  );
+  const source = embedSource(embed, 't9', alias);
+  return `exists (select 1 from ${source.from}${whereClause('t9', embed.where, params, source.conditions)})`;
 }
 
 /** `exists (…)` conditions that make !inner embeds filter their parents. */
@@ -188,9 +260,10 @@ export function readQuery(plan: ReadPlan, options: { single: boolean; count: boo
   const source = sourceSql(plan, params);
   const inner = innerEmbedConditions('t0', plan.items, params);
   const where = whereClause('t0', plan.where, params, inner);
+  const list = outputs('t0', plan.items, params, 0);
   const page =
-    `select ${selectList('t0', plan.items, params, 0)} from ${source.from}${where}` +
-    `${orderClause('t0', plan.order)}${pagingClause(plan.limit, plan.offset, params)}`;
+    `select ${listSql(list)} from ${source.from}${where}${groupBy(list)}` +
+    `${orderClause('t0', plan.order, params)}${pagingClause(plan.limit, plan.offset, params)}`;
   const body = options.single ? `(json_agg(_r) -> 0)::text` : `coalesce(json_agg(_r), '[]')::text`;
   const total = options.count ? `, (select count(*) from ${source.from}${where})::bigint as total` : '';
   return finish(
@@ -225,8 +298,15 @@ function returningList(items: PlannedItem[], representation: boolean, prefix = '
   const columns = new Set<string>();
   if (representation) {
     for (const item of items) {
+      // A computed field or relationship takes the whole row.
+      if ((item.kind === 'column' && item.computed) || (item.kind === 'embed' && item.embed.fn)) {
+        return `returning ${prefix}*`;
+      }
       if (item.kind === 'column') columns.add(item.column);
-      else if (item.embed.items.length > 0) for (const j of item.embed.join) columns.add(j.parent);
+      else if (item.kind === 'embed' && item.embed.items.length > 0) {
+        for (const j of item.embed.join) columns.add(j.parent);
+        for (const j of item.embed.junction?.parent ?? []) columns.add(j.parent);
+      }
     }
   }
   if (columns.size === 0) return 'returning 1';
@@ -250,9 +330,10 @@ function returning(
     : '';
   if (!representation) return `select null::text as body, count(*)::int as rows${inserted} from _w`;
   const body = single ? `(json_agg(_r) -> 0)::text` : `coalesce(json_agg(_r), '[]')::text`;
+  const list = outputs('t0', items, params, 0);
   return (
     `select ${body} as body, count(_r)::int as rows${inserted} ` +
-    `from (select ${selectList('t0', items, params, 0)} from _w t0) _r`
+    `from (select ${listSql(list)} from _w t0${groupBy(list)}) _r`
   );
 }
 
