@@ -51,6 +51,11 @@ insert into public.folders values (1, 'root', null), (2, 'docs', 1), (3, 'music'
 insert into public.tools values (1, 'hammer'), (2, 'saw'), (3, 'glue');
 insert into public.labels values (1, 'wood'), (2, 'metal'), (3, 'sharp');
 insert into public.tool_labels values (1, 1), (1, 2), (2, 2), (2, 3);
+create view public.post_feed as select id, body as text, handle as writer from public.posts;
+create view public.people_directory as select handle as who, upper(nickname) as shout from public.people;
+create view public.directory_page as select who from public.people_directory;
+grant select on public.post_feed, public.people_directory, public.directory_page to anon;
+grant all on all tables in schema public to service_role;
 grant select on public.people, public.rooms, public.room_settings, public.posts, public.pairings,
   public.folders, public.tools, public.labels, public.tool_labels to anon;
 `;
@@ -237,6 +242,37 @@ describe('shapes of relationships', () => {
   });
 });
 
+describe('through views', () => {
+  test('view columns are traced to the keys of their tables, on either end and view to view', async () => {
+    const fromView = await anon
+      .from('post_feed')
+      .select('id, people(nickname), people_directory(shout)')
+      .in('id', [1, 3])
+      .order('id');
+    expect(fromView.error).toBeNull();
+    expect(fromView.data).toEqual([
+      { id: 1, people: { nickname: 'Ada' }, people_directory: { shout: 'ADA' } },
+      { id: 3, people: { nickname: 'Bobby' }, people_directory: { shout: 'BOBBY' } },
+    ]);
+    const toView = await anon.from('people').select('handle, post_feed(id)').eq('handle', 'bob');
+    expect(toView.error).toBeNull();
+    expect(toView.data).toEqual([{ handle: 'bob', post_feed: [{ id: 3 }] }]);
+    const viewOfView = await anon.from('post_feed').select('id, directory_page(who)').eq('id', 3);
+    expect(viewOfView.error).toBeNull();
+    expect(viewOfView.data).toEqual([{ id: 3, directory_page: { who: 'bob' } }]);
+    const byColumn = await anon.from('post_feed').select('id, writer(nickname)').eq('id', 2);
+    expect(byColumn.data).toEqual([{ id: 2, writer: { nickname: 'Ada' } }]);
+  });
+
+  test('a view column computed from others has no origin and links nothing', async () => {
+    const res = await anon.from('people_directory').select('who, post_feed(id)').eq('who', 'bob');
+    expect(res.error).toBeNull();
+    expect(res.data).toEqual([{ who: 'bob', post_feed: [{ id: 3 }] }]);
+    const none = await anon.from('posts').select('id, people_directory!shout(who)');
+    expect(none.error?.code).toBe('PGRST200');
+  });
+});
+
 describe('ordering by a to-one embed', () => {
   test('order=rel(col) sorts parents by the embedded row', async () => {
     const { data, error } = await anon
@@ -298,6 +334,18 @@ describe('computed fields and relationships', () => {
     expect(data).toEqual([{ id: 1, excerpt: 'Hello', short: 'Hello' }]);
     const ordered = await anon.from('posts').select('id').order('excerpt', { ascending: false });
     expect(ordered.data?.map((p) => p.id)).toEqual([2, 1, 3, 4]);
+  });
+
+  test('a write returning a computed field or relationship gets them too', async () => {
+    const admin = lib.server.adminClient();
+    const { data, error } = await admin
+      .from('posts')
+      .insert({ id: 9, body: 'Written now', handle: 'cy', room_id: 3 })
+      .select('id, excerpt, poster(handle)');
+    expect(error).toBeNull();
+    expect(data).toEqual([{ id: 9, excerpt: 'Writt', poster: { handle: 'cy' } }]);
+    const removed = await admin.from('posts').delete().eq('excerpt', 'Writt').select('id');
+    expect(removed.data).toEqual([{ id: 9 }]);
   });
 
   test('a function returning rows of another table embeds like a relationship', async () => {

@@ -87,7 +87,7 @@ function derive(schema: Schema): Derived {
     byOrigin.set(rel.origin, list);
   };
   const isView = (name: string) => schema.tables.get(name)?.view === true;
-  for (const fk of schema.relationships) {
+  for (const fk of [...schema.relationships, ...(schema.viewRelationships ?? [])]) {
     const pairs = fk.columns.map((c, i): [string, string] => [c, fk.foreignColumns[i]!]);
     const oneToOne = isUnique(schema.tables.get(fk.table), fk.columns);
     const isSelf = fk.table === fk.foreignTable;

@@ -57,6 +57,8 @@ export interface DbFunction {
 export interface Schema {
   tables: Map<string, Table>;
   relationships: Relationship[];
+  /** the foreign keys again, as seen through views whose columns are read from the keys' columns */
+  viewRelationships?: Relationship[];
   functions: Map<string, DbFunction[]>;
 }
 
@@ -150,6 +152,8 @@ async function load(pool: Pool): Promise<Schema> {
        and not ('internal'::regtype = any(p.proargtypes::oid[]))`,
   );
 
+  const viewColumns = await loadViewColumns(pool);
+
   const schema: Schema = { tables: new Map(), relationships: [], functions: new Map() };
   for (const t of tables.rows) {
     schema.tables.set(t.name, {
@@ -185,6 +189,7 @@ async function load(pool: Pool): Promise<Schema> {
       });
     }
   }
+  schema.viewRelationships = relationshipsThroughViews(schema.relationships, viewColumns);
   for (const f of functions.rows) {
     const modes = f.arg_modes ?? f.arg_types.map(() => 'i');
     const names = f.arg_names ?? [];
@@ -213,6 +218,87 @@ async function load(pool: Pool): Promise<Schema> {
     schema.functions.set(f.name, list);
   }
   return schema;
+}
+
+/** view -> view column -> the table and column it is read from (possibly another view's) */
+type ViewColumns = Map<string, Map<string, { table: string; column: string }>>;
+
+/**
+ * Where each view column comes from, as PostgreSQL recorded it in the view's rewrite rule: every
+ * target entry carries the table and column it was read from (resorigtbl/resorigcol). Entries of
+ * subqueries come first in the rule's text, so the last entry for a column is the view's own.
+ */
+async function loadViewColumns(pool: Pool): Promise<ViewColumns> {
+  const rows = await pool.query<{ view: string; column: string; base: string; base_column: string }>(
+    `select v.relname as view, va.attname as column, bt.relname as base, ba.attname as base_column
+     from pg_rewrite r
+     join pg_class v on v.oid = r.ev_class
+     join pg_namespace n on n.oid = v.relnamespace
+     cross join lateral regexp_matches(r.ev_action::text,
+       ':resno (\\d+) :resname (\\S+) :ressortgroupref \\d+ :resorigtbl (\\d+) :resorigcol (\\d+) :resjunk false',
+       'g') with ordinality as m(parts, i)
+     join pg_attribute va on va.attrelid = v.oid and va.attnum = m.parts[1]::int and va.attname = m.parts[2]
+     join pg_class bt on bt.oid = m.parts[3]::oid
+     join pg_namespace bn on bn.oid = bt.relnamespace and bn.nspname = 'public'
+     join pg_attribute ba on ba.attrelid = bt.oid and ba.attnum = m.parts[4]::int
+     where n.nspname = 'public' and v.relkind = 'v' and r.rulename = '_RETURN'
+     order by v.relname, va.attnum, m.i`,
+  );
+  const views: ViewColumns = new Map();
+  for (const row of rows.rows) {
+    const columns = views.get(row.view) ?? new Map<string, { table: string; column: string }>();
+    columns.set(row.column, { table: row.base, column: row.base_column });
+    views.set(row.view, columns);
+  }
+  return views;
+}
+
+/**
+ * Each foreign key once more for every view exposing all its columns (on either end, or both),
+ * so embeds work through views as they do in PostgREST.
+ */
+function relationshipsThroughViews(keys: Relationship[], views: ViewColumns): Relationship[] {
+  // Follow views of views down to the table (bounded, in case of a cycle in odd catalogs).
+  const base = (view: string, column: string) => {
+    let at = views.get(view)?.get(column);
+    for (let i = 0; at && views.has(at.table) && i < 16; i++) at = views.get(at.table)?.get(at.column);
+    return at;
+  };
+  /** views over `table` exposing every one of `columns`, with the view's names for them */
+  const over = (table: string, columns: string[]) => {
+    const found: { view: string; columns: string[] }[] = [];
+    for (const [view, mapping] of views) {
+      const names = columns.map((c) =>
+        [...mapping.keys()].find((v) => {
+          const origin = base(view, v);
+          return origin?.table === table && origin.column === c;
+        }),
+      );
+      if (names.every((n) => n !== undefined)) found.push({ view, columns: names as string[] });
+    }
+    return found;
+  };
+  const out: Relationship[] = [];
+  for (const key of keys) {
+    const from = [{ view: key.table, columns: key.columns }, ...over(key.table, key.columns)];
+    const to = [
+      { view: key.foreignTable, columns: key.foreignColumns },
+      ...over(key.foreignTable, key.foreignColumns),
+    ];
+    for (const a of from) {
+      for (const b of to) {
+        if (a.view === key.table && b.view === key.foreignTable) continue; // the key itself
+        out.push({
+          ...key,
+          table: a.view,
+          columns: a.columns,
+          foreignTable: b.view,
+          foreignColumns: b.columns,
+        });
+      }
+    }
+  }
+  return out;
 }
 
 const CHANNEL = 'tenantry_schema';
