@@ -165,6 +165,37 @@ describe('naming the relationship', () => {
   });
 });
 
+describe('errors PostgreSQL would raise for PostgREST', () => {
+  test('an unknown column in select is 42703, named as in the SQL PostgREST writes', async () => {
+    const top = await anon.from('posts').select('id, nope');
+    expect(top.status).toBe(400);
+    expect(top.error).toEqual({
+      code: '42703',
+      message: 'column posts.nope does not exist',
+      details: null,
+      hint: null,
+    });
+    const embedded = await anon.from('people').select('handle, posts(likes, nope)');
+    expect(embedded.error).toMatchObject({ code: '42703', message: 'column posts_1.nope does not exist' });
+  });
+
+  test('two embeds under one key are 400 42712', async () => {
+    const res = await anon.from('pairings').select('people!lead(handle), people!partner(handle)');
+    expect(res.status).toBe(400);
+    expect(res.error).toMatchObject({
+      code: '42712',
+      message: 'table name "pairings_people_1" specified more than once',
+    });
+  });
+
+  test('a missing relationship deep down is reported before the embedding depth', async () => {
+    const res = await anon.from('people').select('posts(rooms(posts(nothing_here(id))))');
+    expect(res.error).toMatchObject({ code: 'PGRST200' });
+    const deep = await anon.from('people').select('posts(rooms(posts(handle(handle))))');
+    expect(deep.error).toMatchObject({ code: 'PGRST100', message: 'Embedding is limited to 3 levels' });
+  });
+});
+
 describe('shapes of relationships', () => {
   test('self-reference: the table name gives the children, the key column the parent', async () => {
     const { data, error } = await anon

@@ -65,6 +65,11 @@ export interface OrderTerm {
 
 const MAX_DEPTH = 8;
 export const MAX_EMBED_DEPTH = 3;
+/**
+ * Nesting the parser accepts; the planner holds embeds to MAX_EMBED_DEPTH after resolving each
+ * level, so a missing relationship is reported (PGRST200) before the depth is.
+ */
+const MAX_PARSE_DEPTH = 16;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]*$/;
 const IS_VALUES = ['null', 'not_null', 'true', 'false', 'unknown'];
 
@@ -130,7 +135,7 @@ export function splitTopLevel(input: string, separator = ','): string[] {
 
 export function parseSelect(input: string | undefined, depth = 0): SelectItem[] {
   if (input === undefined || input.trim() === '') return [{ type: 'star' }];
-  if (depth > MAX_EMBED_DEPTH) throw syntaxError(`Embedding is limited to ${MAX_EMBED_DEPTH} levels`, input);
+  if (depth > MAX_PARSE_DEPTH) throw syntaxError(`Embedding is limited to ${MAX_EMBED_DEPTH} levels`, input);
   return splitTopLevel(input).map((raw) => parseSelectItem(raw.trim(), depth));
 }
 

@@ -2,7 +2,15 @@
 // tables, columns, casts, relationships for embeds, functions and their arguments. The result
 // (a plan) only contains names that exist; sql.ts turns it into SQL. Pure.
 import { HttpError } from '../http/errors.js';
-import type { AggregateFunction, Condition, FilterNode, OrderTerm, SelectItem } from './grammar.js';
+import {
+  MAX_EMBED_DEPTH,
+  syntaxError,
+  type AggregateFunction,
+  type Condition,
+  type FilterNode,
+  type OrderTerm,
+  type SelectItem,
+} from './grammar.js';
 import { computedField, findRelationship, isToOne } from './relationships.js';
 import type { ApiRequest, EmbedOptions } from './request.js';
 import type { Column, DbFunction, Schema, Table } from './schema-cache.js';
@@ -212,8 +220,12 @@ function planItems(
   request: ApiRequest,
   /** filters, order and paging in the request apply to embeds at the top level only */
   topLevel: boolean,
+  /** how PostgreSQL would name this level in an error: the table, or `<relation>_<depth>` */
+  alias = table.name,
+  depth = 0,
 ): PlannedItem[] {
   const planned: PlannedItem[] = [];
+  const embedNames = new Set<string>();
   for (const item of items) {
     if (item.type === 'star') {
       for (const column of table.columns.keys()) planned.push({ kind: 'column', column, as: column });
@@ -224,6 +236,10 @@ function planItems(
       if (item.name === 'count' && !item.aggregate && !item.cast && !table.columns.has('count')) {
         planned.push({ kind: 'count', as: item.alias ?? 'count', legacy: true });
         continue;
+      }
+      if (!table.columns.has(item.name) && !computedField(schema, table.name, item.name)) {
+        // What PostgREST answers, as PostgreSQL words it, for a column that is not there.
+        throw new HttpError(400, `column ${alias}.${item.name} does not exist`, { code: '42703' });
       }
       const { computed } = resolveColumn(schema, table, item.name);
       const aggregateCast = item.aggregateCast !== undefined ? castOf(item.aggregateCast).cast : undefined;
@@ -238,6 +254,9 @@ function planItems(
       });
     } else {
       const rel = findRelationship(schema, table.name, item.relation, item.hint);
+      if (depth + 1 > MAX_EMBED_DEPTH && item.items.length > 0) {
+        throw syntaxError(`Embedding is limited to ${MAX_EMBED_DEPTH} levels`, item.relation);
+      }
       const child = findTable(schema, rel.target);
       const toOne = isToOne(rel);
       if (item.spread && !toOne && rel.kind !== 'fk' && rel.kind !== 'm2m') {
@@ -260,6 +279,15 @@ function planItems(
               }
             : { join: [], fn: { name: rel.fn.name, argTable: table.name } };
       const as = item.alias ?? item.relation;
+      if (!item.spread && item.items.length > 0) {
+        // Two embeds under one key: PostgREST's SQL names both alike, and PostgreSQL refuses it.
+        if (embedNames.has(as)) {
+          throw new HttpError(400, `table name "${table.name}_${as}_${depth + 1}" specified more than once`, {
+            code: '42712',
+          });
+        }
+        embedNames.add(as);
+      }
       const options: EmbedOptions = (topLevel &&
         (request.embedOptions.get(as) ?? request.embedOptions.get(item.relation))) || { order: [] };
       const embedFilters = topLevel
@@ -276,7 +304,15 @@ function planItems(
           toOne,
           inner: item.inner,
           ...link,
-          items: planItems(schema, child, item.items, request, false),
+          items: planItems(
+            schema,
+            child,
+            item.items,
+            request,
+            false,
+            `${item.relation}_${depth + 1}`,
+            depth + 1,
+          ),
           where: resolveFilters(child, embedFilters, schema),
           order: resolveOrder(child, options.order, schema),
           ...(options.limit !== undefined ? { limit: options.limit } : {}),
