@@ -37,6 +37,8 @@ create function public.excerpt(public.posts) returns text
   language sql stable as $$ select left($1.body, 5) $$;
 create function public.popular_posts(public.people) returns setof public.posts
   language sql stable as $$ select * from public.posts where handle = $1.handle and likes >= 10 $$;
+create function public.room_of(public.posts) returns setof public.rooms
+  language sql stable rows 1 as $$ select * from public.rooms where id = $1.room_id $$;
 create function public.poster(public.posts) returns public.people
   language sql stable as $$ select * from public.people where handle = $1.handle $$;
 
@@ -387,8 +389,10 @@ describe('computed fields and relationships', () => {
       { handle: 'bob', popular_posts: [{ id: 3 }] },
       { handle: 'cy', popular_posts: [] },
     ]);
-    const one = await anon.from('posts').select('id, poster(nickname)').eq('id', 3);
-    expect(one.data).toEqual([{ id: 3, poster: { nickname: 'Bobby' } }]);
+    const one = await anon.from('posts').select('id, poster(nickname), room_of(name)').eq('id', 3);
+    expect(one.error).toBeNull();
+    // `returns setof … rows 1` promises one row: an object, like `returns <table>`.
+    expect(one.data).toEqual([{ id: 3, poster: { nickname: 'Bobby' }, room_of: { name: 'general' } }]);
   });
 });
 

@@ -47,7 +47,7 @@ export type EmbedRelationship = ForeignKeyRelationship | JunctionRelationship | 
 
 export function isToOne(rel: EmbedRelationship): boolean {
   if (rel.kind === 'fk') return rel.cardinality !== 'one-to-many';
-  if (rel.kind === 'computed') return !rel.fn.returnsSet;
+  if (rel.kind === 'computed') return !rel.fn.returnsSet || rel.fn.returnsOneRow === true;
   return false;
 }
 

@@ -52,6 +52,8 @@ export interface DbFunction {
   volatile: boolean;
   /** a single unnamed json/jsonb argument receives the whole body */
   singleJsonArgument: boolean;
+  /** declared `ROWS 1`: a set-returning function that promises one row (a to-one embed) */
+  returnsOneRow?: boolean;
 }
 
 export interface Schema {
@@ -124,6 +126,7 @@ async function load(pool: Pool): Promise<Schema> {
     return_columns: string[] | null;
     return_column_types: string[] | null;
     volatility: string;
+    estimated_rows: number;
   }>(
     `select p.proname as name, p.proargnames as arg_names,
             array(select format_type(t, null) from unnest(p.proargtypes) t) as arg_types,
@@ -142,7 +145,7 @@ async function load(pool: Pool): Promise<Schema> {
               array(select format_type(t, null) from unnest(p.proallargtypes, p.proargmodes::text[]) u(t, m)
                     where m in ('t', 'o'))
             end as return_column_types,
-            p.provolatile as volatility
+            p.provolatile as volatility, p.prorows::float8 as estimated_rows
      from pg_proc p
      join pg_namespace n on n.oid = p.pronamespace
      join pg_type rt on rt.oid = p.prorettype
@@ -212,6 +215,7 @@ async function load(pool: Pool): Promise<Schema> {
       volatile: f.volatility === 'v',
       singleJsonArgument:
         args.length === 1 && args[0]!.name === '' && ['json', 'jsonb'].includes(args[0]!.type),
+      ...(f.returns_set && Number(f.estimated_rows) === 1 ? { returnsOneRow: true } : {}),
     };
     const list = schema.functions.get(f.name) ?? [];
     list.push(fn);
