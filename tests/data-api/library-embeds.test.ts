@@ -408,6 +408,9 @@ describe('aggregates', () => {
     });
     const count = await anon.from('posts').select('count()');
     expect(count.error?.code).toBe('PGRST123');
+    // Only inside an embed: at the top level `count` is a column name like any other.
+    const bare = await lib.rest('/posts?select=count');
+    expect(bare.json).toMatchObject({ code: '42703', message: 'column posts.count does not exist' });
     const legacy = await anon.from('people').select('handle, posts(count)').order('handle');
     expect(legacy.error).toBeNull();
     expect(legacy.data).toEqual([

@@ -233,7 +233,13 @@ function planItems(
       planned.push({ kind: 'count', as: item.alias ?? 'count', ...castOf(item.cast) });
     } else if (item.type === 'column') {
       // `rel(count)`, PostgREST's older spelling of `rel(count())`, where no column is called count.
-      if (item.name === 'count' && !item.aggregate && !item.cast && !table.columns.has('count')) {
+      if (
+        depth > 0 &&
+        item.name === 'count' &&
+        !item.aggregate &&
+        !item.cast &&
+        !table.columns.has('count')
+      ) {
         planned.push({ kind: 'count', as: item.alias ?? 'count', legacy: true });
         continue;
       }
