@@ -259,6 +259,24 @@ describe('shapes of relationships', () => {
     ]);
   });
 
+  test('!inner inside an embed narrows that embed, and through it the parents', async () => {
+    const { data, error } = await anon
+      .from('folders')
+      .select('title, children:folders!inner(title, grandchildren:folders!inner(title))')
+      .order('id');
+    expect(error).toBeNull();
+    expect(data).toEqual([
+      { title: 'root', children: [{ title: 'docs', grandchildren: [{ title: 'drafts' }] }] },
+    ]);
+    const left = await anon
+      .from('folders')
+      .select('title, children:folders(title, grandchildren:folders!inner(title))')
+      .eq('id', 1);
+    expect(left.data).toEqual([
+      { title: 'root', children: [{ title: 'docs', grandchildren: [{ title: 'drafts' }] }] },
+    ]);
+  });
+
   test('!inner and !left, rel.limit and rel.offset', async () => {
     const inner = await anon.from('rooms').select('name, posts!inner(id)').order('id');
     expect(inner.data?.map((r) => r.name)).toEqual(['general', 'random']);

@@ -225,7 +225,7 @@ describe('reads', () => {
       `coalesce((select json_agg(_e) from (select t1."stars" as "stars" from public."reviews" t1 where t1."book_id" = t0."id" and t1."stars" > $2 limit $3) _e), '[]'::json) as "reviews"`,
     );
     expect(toMany.query.text).toContain(
-      'exists (select 1 from public."reviews" t9 where t9."book_id" = t0."id" and t9."stars" > $1)',
+      'exists (select 1 from public."reviews" _x1 where _x1."book_id" = t0."id" and _x1."stars" > $1)',
     );
   });
 

@@ -20,6 +20,11 @@ export interface Query {
 
 class Params {
   readonly values: unknown[] = [];
+  private aliases = 0;
+  /** a table alias no other part of the statement uses (existence tests nest) */
+  alias(): string {
+    return `_x${++this.aliases}`;
+  }
   add(value: unknown): string {
     this.values.push(value);
     return `$${this.values.length}`;
@@ -191,7 +196,9 @@ function outputs(alias: string, items: PlannedItem[], params: Params, depth: num
     if (e.items.length === 0) continue;
     const childAlias = `t${depth + 1}`;
     const source = embedSource(e, childAlias, alias);
-    const where = whereClause(childAlias, e.where, params, source.conditions);
+    // An !inner embed inside this one drops this one's rows that have no match.
+    const nested = innerEmbedConditions(childAlias, e.items, params);
+    const where = whereClause(childAlias, e.where, params, [...source.conditions, ...nested]);
     const children = outputs(childAlias, e.items, params, depth + 1);
     if (item.spread) {
       // Spread: each embedded column becomes a column of the parent; from a to-many embed, an
@@ -227,10 +234,15 @@ function groupBy(out: Output[]): string {
   return keys.length > 0 ? ` group by ${keys.join(', ')}` : '';
 }
 
-/** Whether the parent row has at least one embedded row matching the embed's filters. */
+/**
+ * Whether the parent row has at least one embedded row matching the embed's filters, and (for
+ * its own !inner embeds) one of theirs, at any depth.
+ */
 function embedExists(alias: string, embed: EmbedPlan, params: Params): string {
-  const source = embedSource(embed, 't9', alias);
-  return `exists (select 1 from ${source.from}${whereClause('t9', embed.where, params, source.conditions)})`;
+  const child = params.alias();
+  const source = embedSource(embed, child, alias);
+  const nested = innerEmbedConditions(child, embed.items, params);
+  return `exists (select 1 from ${source.from}${whereClause(child, embed.where, params, [...source.conditions, ...nested])})`;
 }
 
 /** `exists (…)` conditions that make !inner embeds filter their parents. */
