@@ -395,7 +395,13 @@ describe('computed fields and relationships', () => {
       .select('id, excerpt, poster(handle)');
     expect(error).toBeNull();
     expect(data).toEqual([{ id: 9, excerpt: 'Writt', poster: { handle: 'cy' } }]);
-    const removed = await admin.from('posts').delete().eq('excerpt', 'Writt').select('id');
+    const upserted = await admin
+      .from('posts')
+      .upsert({ id: 9, body: 'Rewritten', handle: 'cy', room_id: 3 })
+      .select('id, excerpt');
+    expect(upserted.error).toBeNull();
+    expect(upserted.data).toEqual([{ id: 9, excerpt: 'Rewri' }]);
+    const removed = await admin.from('posts').delete().eq('excerpt', 'Rewri').select('id');
     expect(removed.data).toEqual([{ id: 9 }]);
   });
 

@@ -336,6 +336,8 @@ function returning(
   single: boolean,
   representation: boolean,
   countInserted = false,
+  /** the table's columns, when the whole row was returned beside the upsert's flag */
+  rowColumns?: string[],
 ): string {
   const inserted = countInserted
     ? `, (select count(*) from _w where _w.${INSERTED_FLAG})::int as inserted`
@@ -345,8 +347,13 @@ function returning(
   const list = outputs('t0', items, params, 0);
   return (
     `select ${body} as body, count(_r)::int as rows${inserted} ` +
-    `from (select ${listSql(list)} from _w t0${groupBy(list)}) _r`
+    `from (select ${listSql(list)} from ${rowSource(rowColumns)} t0${groupBy(list)}) _r`
   );
+}
+
+/** The returned rows; without the upsert's flag when they must be whole rows of the table. */
+function rowSource(rowColumns: string[] | undefined): string {
+  return rowColumns ? `(select ${rowColumns.map((c) => `_w.${quoteIdent(c)}`).join(', ')} from _w)` : '_w';
 }
 
 export function insertQuery(plan: WritePlan, items: PlannedItem[], options: WriteOptions): Query {
@@ -374,10 +381,12 @@ export function insertQuery(plan: WritePlan, items: PlannedItem[], options: Writ
   // xmax is 0 for a freshly inserted row and set for one the upsert updated: that tells a merge
   // that only updated (200) from one that created something (201).
   const flag = merge ? `, (xmax = 0) as ${INSERTED_FLAG}` : '';
+  const returned = returningList(items, options.representation);
+  const wholeRows = merge && returned === 'returning *' ? [...plan.table.columns.keys()] : undefined;
   return finish(
     params,
-    [`_w as (${sql} ${returningList(items, options.representation)}${flag})`],
-    returning(items, params, options.single, options.representation, merge),
+    [`_w as (${sql} ${returned}${flag})`],
+    returning(items, params, options.single, options.representation, merge, wholeRows),
     merge ? ['rows', 'inserted'] : ['rows'],
     options,
   );
