@@ -167,6 +167,8 @@ export interface DataApiLimits {
   maxPatternLength: number;
   /** conditions in one request's filters, counting every term of or/and trees */
   maxFilterTerms: number;
+  /** count(), sum(), avg(), min(), max() in select (PostgREST's db-aggregates-enabled) */
+  aggregatesEnabled: boolean;
 }
 
 /** Secrets that production must be given explicitly, in the order they are reported when missing. */
@@ -323,6 +325,7 @@ const envSchema = z.object({
     .enum(['commit', 'commit-allow-override', 'rollback', 'rollback-allow-override'])
     .default('commit'),
   DATA_API_PLAN_ENABLED: boolFlag.default(false),
+  DATA_API_AGGREGATES_ENABLED: boolFlag.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -509,6 +512,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       schemas: e.DATA_API_SCHEMAS,
       txEnd: e.DATA_API_TX_END,
       planEnabled: e.DATA_API_PLAN_ENABLED,
+      aggregatesEnabled: e.DATA_API_AGGREGATES_ENABLED,
     },
     oauthProviders,
     manualLinking: e.SECURITY_MANUAL_LINKING_ENABLED,

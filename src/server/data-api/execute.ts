@@ -17,6 +17,7 @@ import {
   type ReadPlan,
 } from './plan.js';
 import { capEmbeds, capRead, checkFilterInputs, responseTooLarge, type RequestLimits } from './limits.js';
+import type { SelectItem } from './grammar.js';
 import type { ApiRequest } from './request.js';
 import { expectsOne, notOneRow, type ResultRow, type ResultShape } from './response.js';
 import type { Schema } from './schema-cache.js';
@@ -64,7 +65,18 @@ const UNBOUNDED: RequestLimits = {
   maxResponseBytes: Number.POSITIVE_INFINITY,
   maxPatternLength: Number.POSITIVE_INFINITY,
   maxFilterTerms: Number.POSITIVE_INFINITY,
+  aggregatesEnabled: true,
 };
+
+/** `count()` or `col.sum()` anywhere in the select tree (not the older `rel(count)`, always allowed). */
+function selectsAggregates(items: SelectItem[]): boolean {
+  return items.some(
+    (i) =>
+      i.type === 'count' ||
+      (i.type === 'column' && i.aggregate !== undefined) ||
+      (i.type === 'embed' && selectsAggregates(i.items)),
+  );
+}
 
 /** Plans the request against `schema` and writes its SQL. Throws HttpError for anything invalid. */
 export function prepare(
@@ -74,6 +86,9 @@ export function prepare(
   limits: RequestLimits = UNBOUNDED,
 ): Prepared {
   checkFilterInputs(request, limits);
+  if (!limits.aggregatesEnabled && selectsAggregates(request.select)) {
+    throw new HttpError(400, 'Use of aggregate functions is not allowed', { code: 'PGRST123' });
+  }
   const media = request.media;
   // A plan is small whatever the query; the statement explained is the one that would run.
   const bounds = new Bounds(media.kind === 'plan' ? { ...limits, maxResponseBytes: Infinity } : limits);

@@ -6,15 +6,32 @@ import { jsonPathStart, parseJsonPath, type JsonStep } from './json-path.js';
 
 export type SelectItem =
   | { type: 'star' }
-  | { type: 'column'; name: string; alias?: string; cast?: string; jsonPath?: JsonStep[] }
+  | {
+      type: 'column';
+      name: string;
+      alias?: string;
+      cast?: string;
+      jsonPath?: JsonStep[];
+      /** `col.sum()`: an aggregate over the column, grouped by the other selected columns */
+      aggregate?: AggregateFunction;
+      /** `col.sum()::text`: a cast of the aggregate's result */
+      aggregateCast?: string;
+    }
+  /** `count()`: the number of rows in each group */
+  | { type: 'count'; alias?: string; cast?: string }
   | {
       type: 'embed';
       relation: string;
       alias?: string;
       hint?: string;
       inner: boolean;
+      /** `...rel(cols)`: the embedded columns are merged into the parent object */
+      spread?: boolean;
       items: SelectItem[];
     };
+
+export const AGGREGATE_FUNCTIONS = ['count', 'sum', 'avg', 'min', 'max'] as const;
+export type AggregateFunction = (typeof AGGREGATE_FUNCTIONS)[number];
 
 export const OPERATORS = [
   'eq',
@@ -87,6 +104,8 @@ export type FilterNode = Condition | Logic;
 
 export interface OrderTerm {
   path: string[];
+  /** `order=rel(col)`: ordering by a column of a to-one embedded resource */
+  relation?: string;
   column: string;
   jsonPath?: JsonStep[];
   descending: boolean;
@@ -95,6 +114,11 @@ export interface OrderTerm {
 
 const MAX_DEPTH = 8;
 export const MAX_EMBED_DEPTH = 3;
+/**
+ * Nesting the parser accepts; the planner holds embeds to MAX_EMBED_DEPTH after resolving each
+ * level, so a missing relationship is reported (PGRST200) before the depth is.
+ */
+const MAX_PARSE_DEPTH = 16;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]*$/;
 const IS_VALUES = ['null', 'not_null', 'true', 'false', 'unknown'];
 
@@ -165,7 +189,7 @@ export function splitTopLevel(input: string, separator = ','): string[] {
 
 export function parseSelect(input: string | undefined, depth = 0): SelectItem[] {
   if (input === undefined || input.trim() === '') return [{ type: 'star' }];
-  if (depth > MAX_EMBED_DEPTH) throw syntaxError(`Embedding is limited to ${MAX_EMBED_DEPTH} levels`, input);
+  if (depth > MAX_PARSE_DEPTH) throw syntaxError(`Embedding is limited to ${MAX_EMBED_DEPTH} levels`, input);
   return splitTopLevel(input).map((raw) => parseSelectItem(raw.trim(), depth));
 }
 
@@ -179,7 +203,15 @@ function parseSelectItem(raw: string, depth: number): SelectItem {
     alias = identifier(aliasMatch[1]!, 'alias');
     rest = raw.slice(aliasMatch[0].length);
   }
+  const aggregate = parseAggregate(rest, alias);
+  if (aggregate) return aggregate;
+  let spread = false;
+  if (rest.startsWith('...')) {
+    spread = true;
+    rest = rest.slice(3);
+  }
   const open = rest.indexOf('(');
+  if (spread && open < 0) throw syntaxError(`Only embedded resources can be spread: "${raw}"`);
   if (open >= 0) {
     if (!rest.endsWith(')')) throw syntaxError(`Malformed embedded resource "${raw}"`);
     const head = rest.slice(0, open);
@@ -199,6 +231,7 @@ function parseSelectItem(raw: string, depth: number): SelectItem {
       ...(alias ? { alias } : {}),
       ...(hint ? { hint } : {}),
       inner: innerJoin,
+      ...(spread ? { spread } : {}),
       // `rel()` selects nothing: the embed is there only to filter on (rel=not.is.null, !inner).
       items: inner.trim() === '' ? [] : parseSelect(inner, depth + 1),
     };
@@ -237,6 +270,30 @@ function fieldEnd(raw: string, from = 0): number {
     else if (ch === '.') return i;
   }
   return -1;
+}
+
+const AGGREGATE = /^(?:(.+?)\.)?(count|sum|avg|min|max)\(\)(?:::([A-Za-z_][A-Za-z0-9_ ]*))?$/;
+
+/** `count()`, `col.sum()`, `col::int.max()::text`: null when the item is no aggregate. */
+function parseAggregate(rest: string, alias: string | undefined): SelectItem | null {
+  const match = AGGREGATE.exec(rest);
+  if (!match) return null;
+  const [, target, fn, resultCast] = match;
+  const cast = resultCast !== undefined ? { cast: resultCast.trim().toLowerCase() } : {};
+  if (target === undefined) {
+    if (fn !== 'count') throw syntaxError(`${fn}() needs a column, like amount.${fn}()`, rest);
+    return { type: 'count', ...(alias ? { alias } : {}), ...cast };
+  }
+  const [nameRaw, inputCast, extra] = target.split('::');
+  if (extra !== undefined) throw syntaxError(`Malformed cast in "${rest}"`);
+  return {
+    type: 'column',
+    name: identifier(nameRaw ?? '', 'column'),
+    ...(alias ? { alias } : {}),
+    ...(inputCast !== undefined ? { cast: inputCast.trim().toLowerCase() } : {}),
+    aggregate: fn as AggregateFunction,
+    ...(resultCast !== undefined ? { aggregateCast: resultCast.trim().toLowerCase() } : {}),
+  };
 }
 
 // ----------------------------------------------------------------------------------- filters
@@ -467,15 +524,27 @@ export function parseFilterParam(key: string, value: string): FilterNode {
 export function parseOrder(raw: string, path: string[] = []): OrderTerm[] {
   return splitTopLevel(raw).map((part) => {
     const trimmed = part.trim();
-    const dot = fieldEnd(trimmed);
-    const field = parseField(dot < 0 ? trimmed : trimmed.slice(0, dot));
+    // `rel(col)`: a column of a to-one embedded resource.
+    const related = /^([^()."]+)\(([^()]+)\)(\..*)?$/.exec(trimmed);
+    let fieldText: string;
+    let rest: string;
+    if (related) {
+      fieldText = related[2]!;
+      rest = related[3] ?? '';
+    } else {
+      const dot = fieldEnd(trimmed);
+      fieldText = dot < 0 ? trimmed : trimmed.slice(0, dot);
+      rest = dot < 0 ? '' : trimmed.slice(dot);
+    }
+    const field = parseField(fieldText);
     const term: OrderTerm = {
       path,
       column: field.column,
       ...(field.jsonPath ? { jsonPath: field.jsonPath } : {}),
       descending: false,
     };
-    for (const modifier of dot < 0 ? [] : trimmed.slice(dot + 1).split('.')) {
+    if (related) term.relation = identifier(related[1]!, 'relation');
+    for (const modifier of rest ? rest.slice(1).split('.') : []) {
       if (modifier === 'asc') term.descending = false;
       else if (modifier === 'desc') term.descending = true;
       else if (modifier === 'nullsfirst') term.nulls = 'first';

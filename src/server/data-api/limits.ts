@@ -12,6 +12,8 @@ export interface RequestLimits {
   maxResponseBytes: number;
   maxPatternLength: number;
   maxFilterTerms: number;
+  /** aggregates in select (off unless the operator allows them) */
+  aggregatesEnabled?: boolean;
 }
 
 /**

@@ -2,10 +2,19 @@
 // tables, columns, casts, relationships for embeds, functions and their arguments. The result
 // (a plan) only contains names that exist; sql.ts turns it into SQL. Pure.
 import { HttpError } from '../http/errors.js';
-import type { Condition, FilterNode, OrderTerm, SelectItem } from './grammar.js';
+import {
+  MAX_EMBED_DEPTH,
+  syntaxError,
+  type AggregateFunction,
+  type Condition,
+  type FilterNode,
+  type OrderTerm,
+  type SelectItem,
+} from './grammar.js';
+import { computedField, findRelationship, isToOne } from './relationships.js';
 import { jsonPathName, type JsonStep } from './json-path.js';
 import type { ApiRequest, EmbedOptions } from './request.js';
-import type { Column, DbFunction, Relationship, Schema, Table } from './schema-cache.js';
+import type { Column, DbFunction, Schema, Table } from './schema-cache.js';
 
 export interface ResolvedCondition {
   kind: 'condition';
@@ -17,6 +26,8 @@ export interface ResolvedCondition {
   quantifier?: Condition['quantifier'];
   language?: string;
   columnInfo: Column;
+  /** a computed field: the function `column` of a row of this table */
+  computed?: string;
 }
 export interface ResolvedLogic {
   kind: 'and' | 'or';
@@ -37,6 +48,10 @@ export interface ResolvedOrder {
   jsonPath?: { steps: JsonStep[]; columnType: string };
   descending: boolean;
   nulls?: 'first' | 'last';
+  /** a computed field: the function `column` of a row of this table */
+  computed?: string;
+  /** `order=rel(col)`: the column belongs to this to-one embed */
+  embed?: EmbedPlan;
 }
 
 export type PlannedItem =
@@ -46,8 +61,14 @@ export type PlannedItem =
       as: string;
       cast?: string;
       jsonPath?: { steps: JsonStep[]; columnType: string };
+      /** a computed field: the function `column` of a row of this table */
+      computed?: string;
+      aggregate?: AggregateFunction;
+      aggregateCast?: string;
     }
-  | { kind: 'embed'; as: string; embed: EmbedPlan };
+  /** `count()`: rows per group; `legacy` for the older `rel(count)`, allowed without aggregates */
+  | { kind: 'count'; as: string; cast?: string; legacy?: boolean }
+  | { kind: 'embed'; as: string; embed: EmbedPlan; spread?: boolean };
 
 export interface EmbedPlan {
   table: Table;
@@ -55,6 +76,14 @@ export interface EmbedPlan {
   inner: boolean;
   /** pairs of (embedded table column, parent column) to join on */
   join: { child: string; parent: string }[];
+  /** many-to-many: the junction table, and its columns matching the embedded and parent rows */
+  junction?: {
+    table: string;
+    child: { junction: string; child: string }[];
+    parent: { junction: string; parent: string }[];
+  };
+  /** a computed relationship: the embedded rows are `name(parent row)`, the row of `argTable` */
+  fn?: { name: string; argTable: string };
   items: PlannedItem[];
   where: ResolvedFilter[];
   order: ResolvedOrder[];
@@ -123,7 +152,23 @@ export function requireColumn(table: Table, name: string): Column {
   return column;
 }
 
-function resolveFilters(table: Table, nodes: FilterNode[]): ResolvedFilter[] {
+/** A column, or a computed field (a function of the row) used like one. */
+function resolveColumn(
+  schema: Schema | undefined,
+  table: Table,
+  name: string,
+): { columnInfo: Column; computed?: string } {
+  const column = table.columns.get(name);
+  if (column) return { columnInfo: column };
+  const fn = schema ? computedField(schema, table.name, name) : undefined;
+  if (!fn) return { columnInfo: requireColumn(table, name) };
+  return {
+    columnInfo: { name, type: fn.returnType, nullable: true, hasDefault: false, defaultExpression: null },
+    computed: table.name,
+  };
+}
+
+function resolveFilters(table: Table, nodes: FilterNode[], schema?: Schema): ResolvedFilter[] {
   return nodes.map((node): ResolvedFilter => {
     if (node.kind === 'condition') {
       return {
@@ -135,80 +180,52 @@ function resolveFilters(table: Table, nodes: FilterNode[]): ResolvedFilter[] {
         value: node.value,
         ...(node.quantifier ? { quantifier: node.quantifier } : {}),
         ...(node.language !== undefined ? { language: node.language } : {}),
-        columnInfo: requireColumn(table, node.column),
+        ...resolveColumn(schema, table, node.column),
       };
     }
-    return { kind: node.kind, negate: node.negate, items: resolveFilters(table, node.items) };
+    return { kind: node.kind, negate: node.negate, items: resolveFilters(table, node.items, schema) };
   });
 }
 
-function resolveOrder(table: Table, terms: OrderTerm[]): ResolvedOrder[] {
+function resolveOrder(
+  table: Table,
+  terms: OrderTerm[],
+  schema?: Schema,
+  items: PlannedItem[] = [],
+): ResolvedOrder[] {
   return terms.map((t) => {
-    const column = requireColumn(table, t.column);
-    return {
+    const base = {
       column: t.column,
-      ...(t.jsonPath ? { jsonPath: { steps: t.jsonPath, columnType: column.type } } : {}),
       descending: t.descending,
       ...(t.nulls ? { nulls: t.nulls } : {}),
     };
+    if (t.relation !== undefined)
+      return { ...base, embed: relatedOrderEmbed(table, t.relation, t.column, items) };
+    const { computed, columnInfo } = resolveColumn(schema, table, t.column);
+    if (t.jsonPath) return { ...base, jsonPath: { steps: t.jsonPath, columnType: columnInfo.type } };
+    return computed ? { ...base, computed } : base;
   });
 }
 
-/** Whether `columns` are the table's primary key or one of its unique keys: a one-to-one link. */
-function isUniqueKey(table: Table | undefined, columns: string[]): boolean {
-  if (!table) return false;
-  return [table.primaryKey, ...table.uniqueKeys].some(
-    (key) => key.length === columns.length && key.every((c) => columns.includes(c)),
+/** `order=rel(col)`: rel must be embedded in the select, and to-one. */
+function relatedOrderEmbed(table: Table, relation: string, column: string, items: PlannedItem[]): EmbedPlan {
+  const item = items.find(
+    (i): i is Extract<PlannedItem, { kind: 'embed' }> => i.kind === 'embed' && i.as === relation,
   );
-}
-
-interface Link {
-  rel: Relationship;
-  toOne: boolean;
-  /** the foreign key is on the parent (many-to-one) rather than on the embedded table */
-  parentHoldsKey: boolean;
-}
-
-/** Finds the one foreign key linking parent and the embedded relation (honouring a hint). */
-function relationshipFor(schema: Schema, parent: Table, relation: string, hint: string | undefined): Link {
-  const candidates: Link[] = [];
-  for (const rel of schema.relationships) {
-    if (rel.table === parent.name && rel.foreignTable === relation) {
-      candidates.push({ rel, toOne: true, parentHoldsKey: true });
-    }
-    if (rel.foreignTable === parent.name && rel.table === relation) {
-      candidates.push({
-        rel,
-        toOne: isUniqueKey(schema.tables.get(relation), rel.columns),
-        parentHoldsKey: false,
-      });
-    }
+  if (!item) {
+    throw new HttpError(400, `'${relation}' is not an embedded resource in this request`, {
+      code: 'PGRST108',
+      hint: `Verify that '${relation}' is included in the 'select' query parameter.`,
+    });
   }
-  const matching = hint
-    ? candidates.filter(({ rel }) => rel.constraint === hint || rel.columns.includes(hint))
-    : candidates;
-  if (matching.length === 0) {
-    throw new HttpError(
-      400,
-      `Could not find a relationship between '${parent.name}' and '${relation}' in the schema cache`,
-      {
-        code: 'PGRST200',
-        hint: hint ? `No foreign key named or on column '${hint}'` : null,
-      },
-    );
+  if (!item.embed.toOne) {
+    throw new HttpError(400, `A related order on '${relation}' is not possible`, {
+      code: 'PGRST118',
+      details: `'${table.name}' and '${relation}' do not form a many-to-one or one-to-one relationship`,
+    });
   }
-  if (matching.length > 1) {
-    throw new HttpError(
-      300,
-      `Could not embed because more than one relationship was found for '${parent.name}' and '${relation}'`,
-      {
-        code: 'PGRST201',
-        details: matching.map(({ rel }) => rel.constraint).join(', '),
-        hint: `Try changing '${relation}' to one of: ${matching.map(({ rel }) => `${relation}!${rel.constraint}`).join(', ')}`,
-      },
-    );
-  }
-  return matching[0]!;
+  requireColumn(item.embed.table, column);
+  return item.embed;
 }
 
 function planItems(
@@ -218,34 +235,84 @@ function planItems(
   request: ApiRequest,
   /** filters, order and paging in the request apply to embeds at the top level only */
   topLevel: boolean,
+  /** how PostgreSQL would name this level in an error: the table, or `<relation>_<depth>` */
+  alias = table.name,
+  depth = 0,
 ): PlannedItem[] {
   const planned: PlannedItem[] = [];
+  const embedNames = new Set<string>();
   for (const item of items) {
     if (item.type === 'star') {
       for (const column of table.columns.keys()) planned.push({ kind: 'column', column, as: column });
+    } else if (item.type === 'count') {
+      planned.push({ kind: 'count', as: item.alias ?? 'count', ...castOf(item.cast) });
     } else if (item.type === 'column') {
-      const column = requireColumn(table, item.name);
-      let cast: string | undefined;
-      if (item.cast !== undefined) {
-        cast = CASTS[item.cast];
-        if (!cast)
-          throw new HttpError(400, `Casting to '${item.cast}' is not supported`, { code: 'PGRST100' });
+      // `rel(count)`, PostgREST's older spelling of `rel(count())`, where no column is called count.
+      if (
+        depth > 0 &&
+        item.name === 'count' &&
+        !item.aggregate &&
+        !item.cast &&
+        !table.columns.has('count')
+      ) {
+        planned.push({ kind: 'count', as: item.alias ?? 'count', legacy: true });
+        continue;
       }
+      if (!table.columns.has(item.name) && !computedField(schema, table.name, item.name)) {
+        // What PostgREST answers, as PostgreSQL words it, for a column that is not there.
+        throw new HttpError(400, `column ${alias}.${item.name} does not exist`, { code: '42703' });
+      }
+      const { computed } = resolveColumn(schema, table, item.name);
+      const aggregateCast = item.aggregateCast !== undefined ? castOf(item.aggregateCast).cast : undefined;
       planned.push({
         kind: 'column',
         column: item.name,
         // A JSON path answers under its last key, as PostgREST names it.
-        as: item.alias ?? (item.jsonPath ? jsonPathName(item.name, item.jsonPath) : item.name),
-        ...(cast ? { cast } : {}),
-        ...(item.jsonPath ? { jsonPath: { steps: item.jsonPath, columnType: column.type } } : {}),
+        as: item.alias ?? item.aggregate ?? (item.jsonPath ? jsonPathName(item.name, item.jsonPath) : item.name),
+        ...castOf(item.cast),
+        ...(item.jsonPath
+          ? { jsonPath: { steps: item.jsonPath, columnType: resolveColumn(schema, table, item.name).columnInfo.type } }
+          : {}),
+        ...(computed ? { computed } : {}),
+        ...(item.aggregate ? { aggregate: item.aggregate } : {}),
+        ...(aggregateCast ? { aggregateCast } : {}),
       });
     } else {
-      const { rel, toOne, parentHoldsKey } = relationshipFor(schema, table, item.relation, item.hint);
-      const child = findTable(schema, item.relation);
-      const join = parentHoldsKey
-        ? rel.columns.map((parentColumn, i) => ({ child: rel.foreignColumns[i]!, parent: parentColumn }))
-        : rel.columns.map((childColumn, i) => ({ child: childColumn, parent: rel.foreignColumns[i]! }));
+      const rel = findRelationship(schema, table.name, item.relation, item.hint);
+      if (depth + 1 > MAX_EMBED_DEPTH && item.items.length > 0) {
+        throw syntaxError(`Embedding is limited to ${MAX_EMBED_DEPTH} levels`, item.relation);
+      }
+      const child = findTable(schema, rel.target);
+      const toOne = isToOne(rel);
+      if (item.spread && !toOne && rel.kind !== 'fk' && rel.kind !== 'm2m') {
+        throw new HttpError(400, `A spread operation on '${item.relation}' is not possible`, {
+          code: 'PGRST119',
+          details: `'${table.name}' and '${item.relation}' do not form a many-to-one or one-to-one relationship`,
+        });
+      }
+      const link: Pick<EmbedPlan, 'join' | 'junction' | 'fn'> =
+        rel.kind === 'fk'
+          ? { join: rel.columns.map(([parent, childColumn]) => ({ child: childColumn, parent })) }
+          : rel.kind === 'm2m'
+            ? {
+                join: [],
+                junction: {
+                  table: rel.junction,
+                  child: rel.targetColumns.map(([c, j]) => ({ junction: j, child: c })),
+                  parent: rel.sourceColumns.map(([p, j]) => ({ junction: j, parent: p })),
+                },
+              }
+            : { join: [], fn: { name: rel.fn.name, argTable: table.name } };
       const as = item.alias ?? item.relation;
+      if (!item.spread && item.items.length > 0) {
+        // Two embeds under one key: PostgREST's SQL names both alike, and PostgreSQL refuses it.
+        if (embedNames.has(as)) {
+          throw new HttpError(400, `table name "${table.name}_${as}_${depth + 1}" specified more than once`, {
+            code: '42712',
+          });
+        }
+        embedNames.add(as);
+      }
       const options: EmbedOptions = (topLevel &&
         (request.embedOptions.get(as) ?? request.embedOptions.get(item.relation))) || { order: [] };
       const embedFilters = topLevel
@@ -256,14 +323,23 @@ function planItems(
       planned.push({
         kind: 'embed',
         as,
+        ...(item.spread ? { spread: true } : {}),
         embed: {
           table: child,
           toOne,
           inner: item.inner,
-          join,
-          items: planItems(schema, child, item.items, request, false),
-          where: resolveFilters(child, embedFilters),
-          order: resolveOrder(child, options.order),
+          ...link,
+          items: planItems(
+            schema,
+            child,
+            item.items,
+            request,
+            false,
+            `${item.relation}_${depth + 1}`,
+            depth + 1,
+          ),
+          where: resolveFilters(child, embedFilters, schema),
+          order: resolveOrder(child, options.order, schema),
           ...(options.limit !== undefined ? { limit: options.limit } : {}),
           ...(options.offset !== undefined ? { offset: options.offset } : {}),
         },
@@ -271,6 +347,13 @@ function planItems(
     }
   }
   return planned;
+}
+
+function castOf(name: string | undefined): { cast?: string } {
+  if (name === undefined) return {};
+  const cast = CASTS[name];
+  if (!cast) throw new HttpError(400, `Casting to '${name}' is not supported`, { code: 'PGRST100' });
+  return { cast };
 }
 
 function checkEmbedPaths(request: ApiRequest, items: PlannedItem[]): void {
@@ -291,7 +374,12 @@ function checkEmbedPaths(request: ApiRequest, items: PlannedItem[]): void {
 }
 
 /** Top-level filters; one naming an embed instead of a column tests whether it has rows. */
-function resolveTopFilters(table: Table, items: PlannedItem[], filters: FilterNode[]): ResolvedFilter[] {
+function resolveTopFilters(
+  schema: Schema,
+  table: Table,
+  items: PlannedItem[],
+  filters: FilterNode[],
+): ResolvedFilter[] {
   const embeds = new Map<string, EmbedPlan>();
   for (const item of items) {
     if (item.kind === 'embed') {
@@ -306,7 +394,7 @@ function resolveTopFilters(table: Table, items: PlannedItem[], filters: FilterNo
         f.kind === 'condition' && !f.jsonPath && !table.columns.has(f.column)
           ? embeds.get(f.column)
           : undefined;
-      if (!embed || f.kind !== 'condition') return resolveFilters(table, [f])[0]!;
+      if (!embed || f.kind !== 'condition') return resolveFilters(table, [f], schema)[0]!;
       if (f.operator !== 'is' || (f.value !== 'null' && f.value !== 'not_null')) {
         throw new HttpError(
           400,
@@ -326,8 +414,8 @@ export function planRead(schema: Schema, request: ApiRequest, table: Table): Rea
   return {
     source: { kind: 'table', table },
     items,
-    where: resolveTopFilters(table, items, request.filters),
-    order: resolveOrder(table, request.order),
+    where: resolveTopFilters(schema, table, items, request.filters),
+    order: resolveOrder(table, request.order, schema, items),
     ...(request.limit !== undefined ? { limit: request.limit } : {}),
     ...(request.offset !== undefined ? { offset: request.offset } : {}),
   };

@@ -49,7 +49,7 @@ const MAX_WAITING_PER_CALLER = 64;
 
 const BODY_METHODS = new Set(['POST', 'PATCH']);
 /** Planning errors that a schema cache older than the latest migration could cause. */
-const SCHEMA_MISSES = new Set(['PGRST200', 'PGRST202', 'PGRST204', 'PGRST205']);
+const SCHEMA_MISSES = new Set(['PGRST200', 'PGRST202', 'PGRST204', 'PGRST205', '42703']);
 /** Database errors saying the cache is ahead of the catalog (something was dropped or renamed). */
 const STALE_CACHE_STATES = new Set(['42P01', '42703', '42883']);
 

@@ -34,6 +34,8 @@ export interface Table {
   primaryKey: string[];
   uniqueKeys: string[][];
   insertable: boolean;
+  /** a view: its relationships come from the base tables its columns are read from */
+  view?: boolean;
 }
 
 export interface FunctionArgument {
@@ -55,6 +57,8 @@ export interface DbFunction {
   volatile: boolean;
   /** a single unnamed json/jsonb argument receives the whole body */
   singleJsonArgument: boolean;
+  /** declared `ROWS 1`: a set-returning function that promises one row (a to-one embed) */
+  returnsOneRow?: boolean;
 }
 
 export interface Schema {
@@ -62,6 +66,8 @@ export interface Schema {
   name: string;
   tables: Map<string, Table>;
   relationships: Relationship[];
+  /** the foreign keys again, as seen through views whose columns are read from the keys' columns */
+  viewRelationships?: Relationship[];
   functions: Map<string, DbFunction[]>;
 }
 
@@ -138,6 +144,7 @@ async function load(pool: Pool, nspname: string): Promise<Schema> {
     return_columns: string[] | null;
     return_column_types: string[] | null;
     volatility: string;
+    estimated_rows: number;
   }>(
     `select p.proname as name, p.proargnames as arg_names,
             array(select format_type(t, null) from unnest(p.proargtypes) t) as arg_types,
@@ -156,7 +163,7 @@ async function load(pool: Pool, nspname: string): Promise<Schema> {
               array(select format_type(t, null) from unnest(p.proallargtypes, p.proargmodes::text[]) u(t, m)
                     where m in ('t', 'o'))
             end as return_column_types,
-            p.provolatile as volatility
+            p.provolatile as volatility, p.prorows::float8 as estimated_rows
      from pg_proc p
      join pg_namespace n on n.oid = p.pronamespace
      join pg_type rt on rt.oid = p.prorettype
@@ -167,6 +174,8 @@ async function load(pool: Pool, nspname: string): Promise<Schema> {
     [nspname],
   );
 
+  const viewColumns = await loadViewColumns(pool, nspname);
+
   const schema: Schema = { name: nspname, tables: new Map(), relationships: [], functions: new Map() };
   for (const t of tables.rows) {
     schema.tables.set(t.name, {
@@ -176,6 +185,7 @@ async function load(pool: Pool, nspname: string): Promise<Schema> {
       primaryKey: [],
       uniqueKeys: [],
       insertable: t.relkind === 'r' || t.relkind === 'p' || t.relkind === 'v' || t.relkind === 'f',
+      ...(t.relkind === 'v' ? { view: true } : {}),
     });
   }
   for (const c of columns.rows) {
@@ -202,6 +212,7 @@ async function load(pool: Pool, nspname: string): Promise<Schema> {
       });
     }
   }
+  schema.viewRelationships = relationshipsThroughViews(schema.relationships, viewColumns);
   for (const f of functions.rows) {
     const modes = f.arg_modes ?? f.arg_types.map(() => 'i');
     const names = f.arg_names ?? [];
@@ -225,12 +236,95 @@ async function load(pool: Pool, nspname: string): Promise<Schema> {
       volatile: f.volatility === 'v',
       singleJsonArgument:
         args.length === 1 && args[0]!.name === '' && ['json', 'jsonb'].includes(args[0]!.type),
+      ...(f.returns_set && Number(f.estimated_rows) === 1 ? { returnsOneRow: true } : {}),
     };
     const list = schema.functions.get(f.name) ?? [];
     list.push(fn);
     schema.functions.set(f.name, list);
   }
   return schema;
+}
+
+/** view -> view column -> the table and column it is read from (possibly another view's) */
+type ViewColumns = Map<string, Map<string, { table: string; column: string }>>;
+
+/**
+ * Where each view column comes from, as PostgreSQL recorded it in the view's rewrite rule: every
+ * target entry carries the table and column it was read from (resorigtbl/resorigcol). Entries of
+ * subqueries come first in the rule's text, so the last entry for a column is the view's own.
+ */
+async function loadViewColumns(pool: Pool, nspname: string): Promise<ViewColumns> {
+  const rows = await pool.query<{ view: string; column: string; base: string; base_column: string }>(
+    `select v.relname as view, va.attname as column, bt.relname as base, ba.attname as base_column
+     from pg_rewrite r
+     join pg_class v on v.oid = r.ev_class
+     join pg_namespace n on n.oid = v.relnamespace
+     cross join lateral regexp_matches(r.ev_action::text,
+       ':resno (\\d+) :resname (\\S+) :ressortgroupref \\d+ :resorigtbl (\\d+) :resorigcol (\\d+) :resjunk false',
+       'g') with ordinality as m(parts, i)
+     join pg_attribute va on va.attrelid = v.oid and va.attnum = m.parts[1]::int and va.attname = m.parts[2]
+     join pg_class bt on bt.oid = m.parts[3]::oid
+     join pg_namespace bn on bn.oid = bt.relnamespace and bn.nspname = $1
+     join pg_attribute ba on ba.attrelid = bt.oid and ba.attnum = m.parts[4]::int
+     where n.nspname = $1 and v.relkind = 'v' and r.rulename = '_RETURN'
+     order by v.relname, va.attnum, m.i`,
+    [nspname],
+  );
+  const views: ViewColumns = new Map();
+  for (const row of rows.rows) {
+    const columns = views.get(row.view) ?? new Map<string, { table: string; column: string }>();
+    columns.set(row.column, { table: row.base, column: row.base_column });
+    views.set(row.view, columns);
+  }
+  return views;
+}
+
+/**
+ * Each foreign key once more for every view exposing all its columns (on either end, or both),
+ * so embeds work through views as they do in PostgREST.
+ */
+function relationshipsThroughViews(keys: Relationship[], views: ViewColumns): Relationship[] {
+  // Follow views of views down to the table (bounded, in case of a cycle in odd catalogs).
+  const base = (view: string, column: string) => {
+    let at = views.get(view)?.get(column);
+    for (let i = 0; at && views.has(at.table) && i < 16; i++) at = views.get(at.table)?.get(at.column);
+    return at;
+  };
+  /** views over `table` exposing every one of `columns`, with the view's names for them */
+  const over = (table: string, columns: string[]) => {
+    const found: { view: string; columns: string[] }[] = [];
+    for (const [view, mapping] of views) {
+      const names = columns.map((c) =>
+        [...mapping.keys()].find((v) => {
+          const origin = base(view, v);
+          return origin?.table === table && origin.column === c;
+        }),
+      );
+      if (names.every((n) => n !== undefined)) found.push({ view, columns: names as string[] });
+    }
+    return found;
+  };
+  const out: Relationship[] = [];
+  for (const key of keys) {
+    const from = [{ view: key.table, columns: key.columns }, ...over(key.table, key.columns)];
+    const to = [
+      { view: key.foreignTable, columns: key.foreignColumns },
+      ...over(key.foreignTable, key.foreignColumns),
+    ];
+    for (const a of from) {
+      for (const b of to) {
+        if (a.view === key.table && b.view === key.foreignTable) continue; // the key itself
+        out.push({
+          ...key,
+          table: a.view,
+          columns: a.columns,
+          foreignTable: b.view,
+          foreignColumns: b.columns,
+        });
+      }
+    }
+  }
+  return out;
 }
 
 const CHANNEL = 'tenantry_schema';

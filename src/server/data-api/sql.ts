@@ -21,6 +21,11 @@ export interface Query {
 
 class Params {
   readonly values: unknown[] = [];
+  private aliases = 0;
+  /** a table alias no other part of the statement uses (existence tests nest) */
+  alias(): string {
+    return `_x${++this.aliases}`;
+  }
   add(value: unknown): string {
     this.values.push(value);
     return `$${this.values.length}`;
@@ -41,10 +46,6 @@ export interface BodyFormat {
 }
 
 /** The names a select list answers with, in order: the CSV header. */
-function outputNames(items: PlannedItem[]): string[] {
-  return items.filter((item) => item.kind === 'column' || item.embed.items.length > 0).map((item) => item.as);
-}
-
 function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
@@ -53,9 +54,9 @@ function csvField(value: string): string {
  * The aggregate over the rows `_r` that makes the body. CSV rows are PostgreSQL's own record
  * text (fields quoted and escaped as CSV does) without the parentheses, as PostgREST writes them.
  */
-function bodyAggregate(format: BodyFormat, items: PlannedItem[], params: Params): string {
+function bodyAggregate(format: BodyFormat, list: Output[], params: Params): string {
   if (format.csv) {
-    const header = params.add(outputNames(items).map(csvField).join(','));
+    const header = params.add(list.map((o) => csvField(o.name)).join(','));
     return `${header}::text || chr(10) || coalesce(string_agg(substr(_r::text, 2, length(_r::text) - 2), chr(10)), '')`;
   }
   const json = format.single ? `(json_agg(_r) -> 0)` : `coalesce(json_agg(_r), '[]')`;
@@ -97,6 +98,17 @@ function qualified(schema: string, name: string): string {
 const table = (t: { schema: string; name: string }) => qualified(t.schema, t.name);
 const col = (alias: string, name: string) => `${alias}.${quoteIdent(name)}`;
 
+/**
+ * A computed field: the function applied to the row (cast, so a write's returned row fits too).
+ * The function lives in the schema of the table it takes.
+ */
+const computedCol = (alias: string, fn: string, rowTable: string, schema = 'public') =>
+  `${qualified(schema, fn)}(${alias}::${qualified(schema, rowTable)})`;
+
+/** A column, or the computed field of that name. */
+const field = (alias: string, name: string, computed: string | undefined) =>
+  computed !== undefined ? computedCol(alias, name, computed) : col(alias, name);
+
 function condition(alias: string, filter: ResolvedFilter, params: Params): string {
   if (filter.kind === 'embed-presence') {
     return `${filter.present ? '' : 'not '}${embedExists(alias, filter.embed, params)}`;
@@ -105,7 +117,7 @@ function condition(alias: string, filter: ResolvedFilter, params: Params): strin
     const inner = filter.items.map((f) => condition(alias, f, params)).join(` ${filter.kind} `);
     return `${filter.negate ? 'not ' : ''}(${inner})`;
   }
-  const sql = operatorSql(col(alias, filter.column), filter, (v) => params.add(v));
+  const sql = operatorSql(field(alias, filter.column, filter.computed), filter, (v) => params.add(v));
   return filter.negate ? `not (${sql})` : sql;
 }
 
@@ -118,9 +130,14 @@ function orderClause(alias: string, order: ResolvedOrder[], params: Params): str
   if (order.length === 0) return '';
   return ` order by ${order
     .map((o) => {
-      const target = o.jsonPath
+      let target = o.jsonPath
         ? fieldSql(col(alias, o.column), o.jsonPath.columnType, o.jsonPath.steps, (v) => params.add(v)).sql
-        : col(alias, o.column);
+        : field(alias, o.column, o.computed);
+      if (o.embed) {
+        // A to-one embed's column: the one embedded row's value, found the way the embed finds it.
+        const source = embedSource(o.embed, '_o', alias);
+        target = `(select ${col('_o', o.column)} from ${source.from}${whereClause('_o', o.embed.where, params, source.conditions)} limit 1)`;
+      }
       return `${target} ${o.descending ? 'desc' : 'asc'}${o.nulls ? ` nulls ${o.nulls}` : ''}`;
     })
     .join(', ')}`;
@@ -130,46 +147,109 @@ function pagingClause(limit: number | undefined, offset: number | undefined, par
   return `${limit !== undefined ? ` limit ${params.add(limit)}` : ''}${offset ? ` offset ${params.add(offset)}` : ''}`;
 }
 
-function joinCondition(embed: EmbedPlan, childAlias: string, parentAlias: string): string[] {
-  return embed.join.map((j) => `${col(childAlias, j.child)} = ${col(parentAlias, j.parent)}`);
+/** Where an embed's rows come from, and how they are tied to the parent row. */
+function embedSource(
+  embed: EmbedPlan,
+  childAlias: string,
+  parentAlias: string,
+): { from: string; conditions: string[] } {
+  if (embed.fn) {
+    const call = computedCol(parentAlias, embed.fn.name, embed.fn.argTable, embed.table.schema);
+    return { from: `${call} ${childAlias}`, conditions: [] };
+  }
+  const from = `${table(embed.table)} ${childAlias}`;
+  if (embed.junction) {
+    const j = `${childAlias}j`;
+    return {
+      from: `${from}, ${qualified(embed.table.schema, embed.junction.table)} ${j}`,
+      conditions: [
+        ...embed.junction.child.map((p) => `${col(j, p.junction)} = ${col(childAlias, p.child)}`),
+        ...embed.junction.parent.map((p) => `${col(j, p.junction)} = ${col(parentAlias, p.parent)}`),
+      ],
+    };
+  }
+  return {
+    from,
+    conditions: embed.join.map((j) => `${col(childAlias, j.child)} = ${col(parentAlias, j.parent)}`),
+  };
 }
 
-function selectList(alias: string, items: PlannedItem[], params: Params, depth: number): string {
+/** One output column of a select list: its expression, key, and whether it aggregates. */
+interface Output {
+  expr: string;
+  name: string;
+  aggregate: boolean;
+}
+
+function outputs(alias: string, items: PlannedItem[], params: Params, depth: number): Output[] {
+  const out: Output[] = [];
+  for (const item of items) {
+    if (item.kind === 'count') {
+      out.push({ expr: `count(*)${item.cast ? `::${item.cast}` : ''}`, name: item.as, aggregate: true });
+      continue;
+    }
+    if (item.kind === 'column') {
+      const value = item.jsonPath
+        ? fieldSql(col(alias, item.column), item.jsonPath.columnType, item.jsonPath.steps, (v) => params.add(v)).sql
+        : field(alias, item.column, item.computed);
+      let expr = `${value}${item.cast ? `::${item.cast}` : ''}`;
+      if (item.aggregate)
+        expr = `${item.aggregate}(${expr})${item.aggregateCast ? `::${item.aggregateCast}` : ''}`;
+      out.push({ expr, name: item.as, aggregate: item.aggregate !== undefined });
+      continue;
+    }
+    const e = item.embed;
+    // An empty embed (`rel()`) only filters; it is not part of the output.
+    if (e.items.length === 0) continue;
+    const childAlias = `t${depth + 1}`;
+    const source = embedSource(e, childAlias, alias);
+    // An !inner embed inside this one drops this one's rows that have no match.
+    const nested = innerEmbedConditions(childAlias, e.items, params);
+    const where = whereClause(childAlias, e.where, params, [...source.conditions, ...nested]);
+    const children = outputs(childAlias, e.items, params, depth + 1);
+    if (item.spread) {
+      // Spread: each embedded column becomes a column of the parent; from a to-many embed, an
+      // array of its values.
+      for (const o of children) {
+        const expr = e.toOne
+          ? `(select ${o.expr} from ${source.from}${where} limit 1)`
+          : `(select coalesce(json_agg(_s.v), '[]'::json) from (select ${o.expr} as v from ${source.from}${where}` +
+            `${orderClause(childAlias, e.order, params)}${pagingClause(e.limit, e.offset, params)}) _s)`;
+        out.push({ expr, name: o.name, aggregate: false });
+      }
+      continue;
+    }
+    const inner = `select ${listSql(children)} from ${source.from}${where}${groupBy(children)}`;
+    const expr = e.toOne
+      ? `(select row_to_json(_e) from (${inner} limit 1) _e)`
+      : `coalesce((select json_agg(_e) from (${inner}${orderClause(childAlias, e.order, params)}` +
+        `${pagingClause(e.limit, e.offset, params)}) _e), '[]'::json)`;
+    out.push({ expr, name: item.as, aggregate: false });
+  }
+  return out;
+}
+
+function listSql(out: Output[]): string {
   // An empty list is valid SQL (`select from …`) and becomes `{}` in JSON.
-  return items
-    .filter((item) => item.kind === 'column' || item.embed.items.length > 0)
-    .map((item) => {
-      if (item.kind === 'column') {
-        const value = item.jsonPath
-          ? fieldSql(col(alias, item.column), item.jsonPath.columnType, item.jsonPath.steps, (v) =>
-              params.add(v),
-            ).sql
-          : col(alias, item.column);
-        return `${value}${item.cast ? `::${item.cast}` : ''} as ${quoteIdent(item.as)}`;
-      }
-      const e = item.embed;
-      const childAlias = `t${depth + 1}`;
-      const inner =
-        `select ${selectList(childAlias, e.items, params, depth + 1)} from ${table(e.table)} ${childAlias}` +
-        whereClause(childAlias, e.where, params, joinCondition(e, childAlias, alias));
-      if (e.toOne) {
-        return `(select row_to_json(_e) from (${inner} limit 1) _e) as ${quoteIdent(item.as)}`;
-      }
-      return (
-        `coalesce((select json_agg(_e) from (${inner}${orderClause(childAlias, e.order, params)}` +
-        `${pagingClause(e.limit, e.offset, params)}) _e), '[]'::json) as ${quoteIdent(item.as)}`
-      );
-    })
-    .join(', ');
+  return out.map((o) => `${o.expr} as ${quoteIdent(o.name)}`).join(', ');
 }
 
-/** Whether the parent row has at least one embedded row matching the embed's filters. */
+/** With aggregates in the list, the other outputs are the groups (by position). */
+function groupBy(out: Output[]): string {
+  if (!out.some((o) => o.aggregate)) return '';
+  const keys = out.flatMap((o, i) => (o.aggregate ? [] : [String(i + 1)]));
+  return keys.length > 0 ? ` group by ${keys.join(', ')}` : '';
+}
+
+/**
+ * Whether the parent row has at least one embedded row matching the embed's filters, and (for
+ * its own !inner embeds) one of theirs, at any depth.
+ */
 function embedExists(alias: string, embed: EmbedPlan, params: Params): string {
-  const childAlias = 't9';
-  return (
-    `exists (select 1 from ${table(embed.table)} ${childAlias}` +
-    `${whereClause(childAlias, embed.where, params, joinCondition(embed, childAlias, alias))})`
-  );
+  const child = params.alias();
+  const source = embedSource(embed, child, alias);
+  const nested = innerEmbedConditions(child, embed.items, params);
+  return `exists (select 1 from ${source.from}${whereClause(child, embed.where, params, [...source.conditions, ...nested])})`;
 }
 
 /** `exists (…)` conditions that make !inner embeds filter their parents. */
@@ -210,10 +290,11 @@ export function readQuery(plan: ReadPlan, options: BodyFormat & { count: boolean
   const source = sourceSql(plan, params);
   const inner = innerEmbedConditions('t0', plan.items, params);
   const where = whereClause('t0', plan.where, params, inner);
+  const list = outputs('t0', plan.items, params, 0);
   const page =
-    `select ${selectList('t0', plan.items, params, 0)} from ${source.from}${where}` +
+    `select ${listSql(list)} from ${source.from}${where}${groupBy(list)}` +
     `${orderClause('t0', plan.order, params)}${pagingClause(plan.limit, plan.offset, params)}`;
-  const body = bodyAggregate(options, plan.items, params);
+  const body = bodyAggregate(options, list, params);
   const total = options.count ? `, (select count(*) from ${source.from}${where})::bigint as total` : '';
   return finish(
     params,
@@ -270,8 +351,15 @@ function returningList(items: PlannedItem[], representation: boolean, prefix = '
   const columns = new Set<string>();
   if (representation) {
     for (const item of items) {
+      // A computed field or relationship takes the whole row.
+      if ((item.kind === 'column' && item.computed) || (item.kind === 'embed' && item.embed.fn)) {
+        return `returning ${prefix}*`;
+      }
       if (item.kind === 'column') columns.add(item.column);
-      else if (item.embed.items.length > 0) for (const j of item.embed.join) columns.add(j.parent);
+      else if (item.kind === 'embed' && item.embed.items.length > 0) {
+        for (const j of item.embed.join) columns.add(j.parent);
+        for (const j of item.embed.junction?.parent ?? []) columns.add(j.parent);
+      }
     }
   }
   if (columns.size === 0) return 'returning 1';
@@ -289,16 +377,24 @@ function returning(
   format: BodyFormat,
   representation: boolean,
   countInserted = false,
+  /** the table's columns, when the whole row was returned beside the upsert's flag */
+  rowColumns?: string[],
 ): string {
   const inserted = countInserted
     ? `, (select count(*) from _w where _w.${INSERTED_FLAG})::int as inserted`
     : '';
   if (!representation) return `select null::text as body, count(*)::int as rows${inserted} from _w`;
-  const body = bodyAggregate(format, items, params);
+  const list = outputs('t0', items, params, 0);
+  const body = bodyAggregate(format, list, params);
   return (
     `select ${body} as body, count(_r)::int as rows${inserted} ` +
-    `from (select ${selectList('t0', items, params, 0)} from _w t0) _r`
+    `from (select ${listSql(list)} from ${rowSource(rowColumns)} t0${groupBy(list)}) _r`
   );
+}
+
+/** The returned rows; without the upsert's flag when they must be whole rows of the table. */
+function rowSource(rowColumns: string[] | undefined): string {
+  return rowColumns ? `(select ${rowColumns.map((c) => `_w.${quoteIdent(c)}`).join(', ')} from _w)` : '_w';
 }
 
 export function insertQuery(plan: WritePlan, items: PlannedItem[], options: WriteOptions): Query {
@@ -326,10 +422,12 @@ export function insertQuery(plan: WritePlan, items: PlannedItem[], options: Writ
   // xmax is 0 for a freshly inserted row and set for one the upsert updated: that tells a merge
   // that only updated (200) from one that created something (201).
   const flag = merge ? `, (xmax = 0) as ${INSERTED_FLAG}` : '';
+  const returned = returningList(items, options.representation);
+  const wholeRows = merge && returned === 'returning *' ? [...plan.table.columns.keys()] : undefined;
   return finish(
     params,
-    [`_w as (${sql} ${returningList(items, options.representation)}${flag})`],
-    returning(items, params, options, options.representation, merge),
+    [`_w as (${sql} ${returned}${flag})`],
+    returning(items, params, options, options.representation, merge, wholeRows),
     merge ? ['rows', 'inserted'] : ['rows'],
     options,
   );

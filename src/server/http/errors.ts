@@ -3,7 +3,8 @@
 export interface HttpErrorOptions {
   /** machine-readable code, stable across releases (e.g. invalid_credentials, PGRST116) */
   code: string;
-  details?: string | null;
+  /** a list of objects where PostgREST answers one (the candidates of an ambiguous embed) */
+  details?: string | Record<string, string>[] | null;
   hint?: string | null;
   headers?: Record<string, string>;
   cause?: unknown;
@@ -13,7 +14,7 @@ export class HttpError extends Error {
   override name = 'HttpError';
   readonly status: number;
   readonly code: string;
-  readonly details: string | null;
+  readonly details: string | Record<string, string>[] | null;
   readonly hint: string | null;
   readonly headers: Record<string, string>;
 
