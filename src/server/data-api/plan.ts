@@ -268,10 +268,18 @@ function planItems(
         kind: 'column',
         column: item.name,
         // A JSON path answers under its last key, as PostgREST names it.
-        as: item.alias ?? item.aggregate ?? (item.jsonPath ? jsonPathName(item.name, item.jsonPath) : item.name),
+        as:
+          item.alias ??
+          item.aggregate ??
+          (item.jsonPath ? jsonPathName(item.name, item.jsonPath) : item.name),
         ...castOf(item.cast),
         ...(item.jsonPath
-          ? { jsonPath: { steps: item.jsonPath, columnType: resolveColumn(schema, table, item.name).columnInfo.type } }
+          ? {
+              jsonPath: {
+                steps: item.jsonPath,
+                columnType: resolveColumn(schema, table, item.name).columnInfo.type,
+              },
+            }
           : {}),
         ...(computed ? { computed } : {}),
         ...(item.aggregate ? { aggregate: item.aggregate } : {}),

@@ -190,7 +190,9 @@ function outputs(alias: string, items: PlannedItem[], params: Params, depth: num
     }
     if (item.kind === 'column') {
       const value = item.jsonPath
-        ? fieldSql(col(alias, item.column), item.jsonPath.columnType, item.jsonPath.steps, (v) => params.add(v)).sql
+        ? fieldSql(col(alias, item.column), item.jsonPath.columnType, item.jsonPath.steps, (v) =>
+            params.add(v),
+          ).sql
         : field(alias, item.column, item.computed);
       let expr = `${value}${item.cast ? `::${item.cast}` : ''}`;
       if (item.aggregate)
