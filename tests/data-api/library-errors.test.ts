@@ -147,7 +147,9 @@ describe('what is exposed', () => {
     // The root is the OpenAPI description, and it lists no table the role cannot see.
     const root = await lib.rest('/');
     expect(root.status).toBe(200);
-    expect(Object.keys(body(root).definitions)).not.toContain('hidden');
+    expect(Object.keys((body(root) as unknown as { definitions: object }).definitions)).not.toContain(
+      'hidden',
+    );
   });
 
   test('methods that are not supported: 405', async () => {
