@@ -338,6 +338,9 @@ test(
 
 test('the workspace switcher works from the keyboard', { timeout: 60_000 }, async () => {
   await owner.goto(url(`/w/${slug}`));
+  // A keyboard user's pointer is not resting over the menu: where earlier tests left it, the
+  // menu would open under it and the item beneath it would take focus back from type-ahead.
+  await owner.mouse.move(0, 0);
   const trigger = owner.locator('[data-workspace-switcher]');
   await trigger.focus();
   await owner.keyboard.press('Enter');
@@ -348,6 +351,9 @@ test('the workspace switcher works from the keyboard', { timeout: 60_000 }, asyn
   await shoot(owner, 'workspace-switcher-light-desktop', { fullPage: false });
   // Type-ahead to the other workspace, then Enter.
   await owner.keyboard.type('Twice');
+  await expect
+    .poll(() => owner.evaluate(() => document.activeElement?.textContent ?? ''))
+    .toContain('Twice Clicked');
   await owner.keyboard.press('Enter');
   await owner.waitForURL('**/w/twice-clicked');
   await expect(owner.textContent('[data-current-workspace]')).resolves.toBe('Twice Clicked');
