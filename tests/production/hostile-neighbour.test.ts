@@ -26,8 +26,12 @@ let neighbourWs: string;
 
 beforeAll(async () => {
   // Production defaults throughout (a pool of 20); the neighbours sign in more often than the
-  // per-e-mail sign-in limit allows, which is not what this test is about.
-  server = await startTestServer({ DB_POOL_MAX: '20', RATE_LIMIT_SIGNIN_PER_EMAIL: '1000' });
+  // per-e-mail and per-address sign-in limits allow, which is not what this test is about.
+  server = await startTestServer({
+    DB_POOL_MAX: '20',
+    RATE_LIMIT_SIGNIN_PER_EMAIL: '1000',
+    RATE_LIMIT_SIGNIN_PER_ADDRESS: '1000',
+  });
   attacker = await signUp(server, 'attacker');
   attackerWs = await workspace(server, attacker, 'Attacker');
   neighbours = [];
