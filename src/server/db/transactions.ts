@@ -34,11 +34,12 @@ export function withReadTimeout(text: string, ms: number, values?: unknown[]): Q
   return config;
 }
 
-async function inTransaction<T>(
-  pool: Pool,
-  setup: (tx: Tx) => Promise<void>,
-  fn: (tx: Tx) => Promise<T>,
-): Promise<T> {
+/**
+ * Checks out a connection for one transaction that `run` opens and ends, and owns what can go
+ * wrong around it: a failure rolls back (a connection that cannot even do that is destroyed), and
+ * the connection is always given back.
+ */
+async function onConnection<T>(pool: Pool, run: (tx: Tx) => Promise<T>): Promise<T> {
   const tx = await pool.connect();
   let broken = false;
   // The server may end a connection while it is checked out (idle-in-transaction timeout, an
@@ -48,11 +49,7 @@ async function inTransaction<T>(
   };
   tx.on('error', onError);
   try {
-    await tx.query('begin');
-    await setup(tx);
-    const result = await fn(tx);
-    await tx.query('commit');
-    return result;
+    return await run(tx);
   } catch (error) {
     try {
       await tx.query(withReadTimeout('rollback', ROLLBACK_TIMEOUT_MS));
@@ -64,6 +61,20 @@ async function inTransaction<T>(
     tx.off('error', onError);
     tx.release(broken);
   }
+}
+
+function inTransaction<T>(
+  pool: Pool,
+  setup: (tx: Tx) => Promise<void>,
+  fn: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  return onConnection(pool, async (tx) => {
+    await tx.query('begin');
+    await setup(tx);
+    const result = await fn(tx);
+    await tx.query('commit');
+    return result;
+  });
 }
 
 /**
@@ -125,30 +136,14 @@ export async function withServiceFolded<T>(
   first: Statement,
   fn: (tx: Tx, firstRows: Record<string, unknown>[]) => Promise<{ value: T; last?: Statement }>,
 ): Promise<T> {
-  const tx = await pool.connect();
-  let broken = false;
-  const onError = () => {
-    broken = true;
-  };
-  tx.on('error', onError);
-  try {
+  return onConnection(pool, async (tx) => {
     const opened = (await tx.query(`begin; ${inlineParameters(first.text, first.values)}`)) as unknown as {
       rows: Record<string, unknown>[];
     }[];
     const { value, last } = await fn(tx, opened[1]?.rows ?? []);
     await tx.query(last ? `${inlineParameters(last.text, last.values)}; commit` : 'commit');
     return value;
-  } catch (error) {
-    try {
-      await tx.query(withReadTimeout('rollback', ROLLBACK_TIMEOUT_MS));
-    } catch {
-      broken = true;
-    }
-    throw error;
-  } finally {
-    tx.off('error', onError);
-    tx.release(broken);
-  }
+  });
 }
 
 export interface OneMessageOptions {
@@ -213,13 +208,7 @@ export async function runStatementsAsCaller(
   const endNow = !options.beforeCommit;
   const message = `begin${options.readOnly ? ' read only' : ''}; ${settings}; ${body}${endNow ? `; ${end}` : ''}`;
 
-  const tx = await pool.connect();
-  let broken = false;
-  const onError = () => {
-    broken = true;
-  };
-  tx.on('error', onError);
-  try {
+  return onConnection(pool, async (tx) => {
     const results = (await tx.query(withReadTimeout(message, options.readTimeoutMs))) as unknown as {
       rows: Record<string, unknown>[];
     }[];
@@ -229,15 +218,5 @@ export async function runStatementsAsCaller(
       await tx.query(end);
     }
     return rows;
-  } catch (error) {
-    try {
-      await tx.query(withReadTimeout('rollback', ROLLBACK_TIMEOUT_MS));
-    } catch {
-      broken = true;
-    }
-    throw error;
-  } finally {
-    tx.off('error', onError);
-    tx.release(broken);
-  }
+  });
 }
