@@ -258,18 +258,34 @@ export function parseField(raw: string): { column: string; jsonPath?: JsonStep[]
   };
 }
 
-/** Where the field at the start of `raw` ends: the first `.` outside double quotes. */
-function fieldEnd(raw: string, from = 0): number {
+/**
+ * Walks `s` from `from`, stepping over double-quoted stretches (with backslash escapes) and
+ * counting parentheses; answers the first index outside quotes where `stop` holds for the
+ * character and the depth before it, or -1, saying whether a quote was left open.
+ */
+function scanOutsideQuotes(
+  s: string,
+  from: number,
+  stop: (ch: string, depth: number) => boolean,
+): { at: number; unterminated: boolean } {
+  let depth = 0;
   let quoted = false;
-  for (let i = from; i < raw.length; i++) {
-    const ch = raw[i];
+  for (let i = from; i < s.length; i++) {
+    const ch = s[i]!;
     if (quoted) {
       if (ch === '\\') i++;
       else if (ch === '"') quoted = false;
     } else if (ch === '"') quoted = true;
-    else if (ch === '.') return i;
+    else if (stop(ch, depth)) return { at: i, unterminated: false };
+    else if (ch === '(') depth++;
+    else if (ch === ')') depth--;
   }
-  return -1;
+  return { at: -1, unterminated: quoted };
+}
+
+/** Where the field at the start of `raw` ends: the first `.` outside double quotes. */
+function fieldEnd(raw: string, from = 0): number {
+  return scanOutsideQuotes(raw, from, (ch) => ch === '.').at;
 }
 
 const AGGREGATE = /^(?:(.+?)\.)?(count|sum|avg|min|max)\(\)(?:::([A-Za-z_][A-Za-z0-9_ ]*))?$/;
@@ -388,22 +404,9 @@ function logicValueEnd(s: string, from: number): number {
     if (close < 0) throw syntaxError('Unbalanced braces in a value', s);
     return close + 1;
   }
-  let depth = 0;
-  let quoted = false;
-  for (let i = from; i < s.length; i++) {
-    const ch = s[i];
-    if (quoted) {
-      if (ch === '\\') i++;
-      else if (ch === '"') quoted = false;
-    } else if (ch === '"') quoted = true;
-    else if (ch === '(') depth++;
-    else if (ch === ')') {
-      if (depth === 0) return i;
-      depth--;
-    } else if (ch === ',' && depth === 0) return i;
-  }
-  if (quoted) throw syntaxError('Unterminated double quote', s);
-  return s.length;
+  const end = scanOutsideQuotes(s, from, (ch, depth) => depth === 0 && (ch === ')' || ch === ','));
+  if (end.unterminated) throw syntaxError('Unterminated double quote', s);
+  return end.at < 0 ? s.length : end.at;
 }
 
 /** A nested tree inside an or/and list: `and(`, `not.or (`, … (spaces allowed before the parenthesis). */
@@ -472,19 +475,9 @@ function parseLogicList(
 
 /** The index of the `)` closing the `(` at `from`, respecting double quotes; -1 if none. */
 function matchingParenthesis(s: string, from: number): number {
-  let depth = 0;
-  let quoted = false;
-  for (let i = from; i < s.length; i++) {
-    const ch = s[i];
-    if (quoted) {
-      if (ch === '\\') i++;
-      else if (ch === '"') quoted = false;
-    } else if (ch === '"') quoted = true;
-    else if (ch === '(') depth++;
-    else if (ch === ')' && --depth === 0) return i;
-  }
-  if (quoted) throw syntaxError('Unterminated double quote', s);
-  return -1;
+  const end = scanOutsideQuotes(s, from, (ch, depth) => ch === ')' && depth === 1);
+  if (end.unterminated) throw syntaxError('Unterminated double quote', s);
+  return end.at;
 }
 
 /** Parses the `(a.eq.1,b.gt.2,or(...))` body of an or/and filter. */
