@@ -12,7 +12,11 @@ export async function startBenchServer(
   extraEnv: Record<string, string> = {},
   nodeOptions: string[] = [],
 ): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', script], {
+  // BENCH_PROFILE=<dir>: every server writes a V8 CPU profile there when it stops (decision 0018).
+  const profile = process.env.BENCH_PROFILE
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+    : [];
+  const child = spawn(process.execPath, [...profile, ...nodeOptions, '--import', 'tsx', script], {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,

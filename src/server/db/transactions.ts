@@ -2,7 +2,8 @@
 // exactly as PostgREST does it) and withService (the narrow, RLS-bypassing path for trusted
 // server work such as the identity service itself). Both run one transaction per call.
 import type { QueryConfig } from 'pg';
-import { inlineParameters, sqlLiteral } from './literals.js';
+import { inlineParameters } from './literals.js';
+import { runPipeline } from './pipeline.js';
 import { statementTimeoutOf, type Pool, type PoolClient } from './pool.js';
 
 /** The database roles a request can act as; anything else is refused before reaching SQL. */
@@ -162,10 +163,10 @@ export interface OneMessageOptions {
 }
 
 /**
- * withRls for one statement, in one simple-protocol message: begin, the caller's role, claims and
- * statement timeout, the statement (its values as literals from literals.ts), and the commit,
- * unless a check must see the result first. PostgreSQL runs the message's statements in order and
- * skips the rest after an error, leaving the transaction aborted, which the rollback below ends.
+ * withRls for one statement, in one round trip: the caller's role, claims and statement timeout,
+ * then the statement, as prepared statements of the connection with their values as parameters
+ * (pipeline.ts), committed when the round trip ends unless a check must see the result first.
+ * PostgreSQL skips the rest of a pipeline after an error and rolls its transaction back.
  */
 export async function runAsCaller(
   pool: Pool,
@@ -196,23 +197,30 @@ export async function runStatementsAsCaller(
   if (!REQUEST_ROLES.includes(claims.role)) {
     throw new Error(`Refusing to run as unknown role ${String(claims.role)}`);
   }
-  const extra = (options.settings ?? [])
-    .map(([name, value]) => `, set_config(${sqlLiteral(name)}, ${sqlLiteral(value)}, true)`)
-    .join('');
-  const settings =
-    `select set_config('request.jwt.claims', ${sqlLiteral(JSON.stringify(claims))}, true), ` +
-    `set_config('role', ${sqlLiteral(claims.role)}, true), ` +
-    `set_config('statement_timeout', ${sqlLiteral(String(statementTimeoutOf(pool)))}, true)${extra}`;
-  const body = statements.map((s) => inlineParameters(s.text, s.values)).join('; ');
+  const settings: (readonly [string, string])[] = [
+    ['request.jwt.claims', JSON.stringify(claims)],
+    ['role', claims.role],
+    ['statement_timeout', String(statementTimeoutOf(pool))],
+    ...(options.readOnly ? [['transaction_read_only', 'on'] as [string, string]] : []),
+    ...(options.settings ?? []),
+  ];
+  const setup: Statement = {
+    text: `select ${settings.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, true)`).join(', ')}`,
+    values: settings.flat(),
+  };
   const end = options.rollback ? 'rollback' : 'commit';
-  const endNow = !options.beforeCommit;
-  const message = `begin${options.readOnly ? ' read only' : ''}; ${settings}; ${body}${endNow ? `; ${end}` : ''}`;
+  // Without an explicit begin, the round trip is one transaction that PostgreSQL commits when it
+  // ends; a rollback, or a check before the commit, needs the transaction kept open.
+  const explicit = options.rollback === true || options.beforeCommit !== undefined;
+  const pipeline: Statement[] = explicit
+    ? [{ text: 'begin', values: [] }, setup, ...statements]
+    : [setup, ...statements];
+  if (explicit && !options.beforeCommit) pipeline.push({ text: end, values: [] });
+  const first = explicit ? 2 : 1;
 
   return onConnection(pool, async (tx) => {
-    const results = (await tx.query(withReadTimeout(message, options.readTimeoutMs))) as unknown as {
-      rows: Record<string, unknown>[];
-    }[];
-    const rows = statements.map((_, i) => results[2 + i]?.rows ?? []);
+    const results = await runPipeline(tx, pipeline, options.readTimeoutMs);
+    const rows = statements.map((_, i) => results[first + i] ?? []);
     if (options.beforeCommit) {
       options.beforeCommit(rows);
       await tx.query(end);
