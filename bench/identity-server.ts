@@ -5,7 +5,6 @@
 // beyond it.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { getRequestListener } from '@hono/node-server';
 import { loadConfig } from '../src/server/config.js';
 import { createPool } from '../src/server/db/pool.js';
 import { signAccessToken } from '../src/server/identity/access-tokens.js';
@@ -14,7 +13,7 @@ import { createPlatform } from '../src/server/platform.js';
 
 const config = await loadConfig(process.env);
 const pool = createPool(config.databaseUrl!, { max: 20 });
-const { app, signer } = createPlatform({ config, pool, logger: createLogger('silent') });
+const { app, listener, signer } = createPlatform({ config, pool, logger: createLogger('silent') });
 await pool.query(
   'create table if not exists bench_writes (id bigserial primary key, sub uuid not null, at timestamptz not null default now())',
 );
@@ -42,7 +41,7 @@ app.post('/bench/jwt', async (c) => {
   return c.json({ access_token: token, token_type: 'bearer', expires_in: 3600, expires_at: expiresAt });
 });
 
-const server = createServer(getRequestListener(app.fetch));
+const server = createServer(listener);
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`);
 });

@@ -2,7 +2,6 @@
 // (embedded or DATABASE_URL) -> migrations -> the platform app and Next.js behind one node:http
 // server -> scheduler and mail worker -> graceful stop.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { getRequestListener } from '@hono/node-server';
 import { Billing } from './billing/checkout.js';
 import { syncEntitlements } from './billing/entitlements.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -58,7 +57,17 @@ async function main(): Promise<void> {
     graceDays: config.billingGraceDays,
   });
 
-  const { app, digest, schemaCache, identity, signer } = createPlatform({ config, pool, logger });
+  const {
+    listener: platformListener,
+    digest,
+    schemaCache,
+    identity,
+    signer,
+  } = createPlatform({
+    config,
+    pool,
+    logger,
+  });
   const billing = new Billing({
     pool,
     plans: config.billingPlans,
@@ -67,7 +76,6 @@ async function main(): Promise<void> {
     stripeApiBase: config.stripeApiBase,
   });
   registerRuntime({ config, pool, identity, signer, billing });
-  const platformListener = getRequestListener(app.fetch);
   // 0.0.0.0 is not an address to connect to: Next reaches itself on loopback.
   const selfHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const web = await loadWebHandler(process.cwd(), { hostname: selfHost, port: config.port });

@@ -1,21 +1,24 @@
 // In charge of assembling the platform app (Hono): the identity service at /auth/v1, health
-// and readiness at /api/health, and later the data API, billing webhook and digest trigger.
+// and readiness at /api/health, the data API, billing webhook and digest trigger, and the
+// node:http listener that serves them (the data API on node:http directly, decision 0029).
 // Everything here is created from explicit dependencies so tests can build one per database.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import type { RequestIdVariables } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
-import type { HttpBindings } from '@hono/node-server';
 import { createBillingHandlers } from './billing/handlers.js';
 import { billingRoutes } from './billing/routes.js';
 import type { Config } from './config.js';
-import { dataApiRoutes } from './data-api/routes.js';
+import { createDataApi, dataApiRoutes } from './data-api/routes.js';
 import { SchemaCache } from './data-api/schema-cache.js';
 import { turnDigestOff } from './digest/preferences.js';
 import { digestRoutes } from './digest/routes.js';
 import { runDigest } from './digest/run.js';
 import { createUnsubscribeKey } from './digest/unsubscribe-token.js';
 import type { Pool } from './db/pool.js';
+import { CORS_EXPOSED_HEADERS, requestIdFrom, serveOnNode } from './http/node-api.js';
 import { databaseUnavailable, isDatabaseUnavailable } from './http/unavailable.js';
 import { createTokenSigner } from './identity/access-tokens.js';
 import { identityRoutes } from './identity/routes.js';
@@ -60,15 +63,15 @@ export function dataApiConnections(poolMax: number): number {
   return Math.max(1, poolMax - Math.max(2, Math.floor(poolMax / 4)));
 }
 
-/** Response headers browser code may read on the client-facing APIs. */
-const CORS_EXPOSED_HEADERS = [
-  'content-range',
-  'x-total-count',
-  'link',
-  'preference-applied',
-  'x-request-id',
-  'retry-after',
-];
+/** Requests the data API answers on node:http directly: /rest/v1, except CORS preflights. */
+function isDataApiRequest(req: IncomingMessage): boolean {
+  const url = req.url ?? '';
+  return (
+    url.startsWith('/rest/v1') &&
+    (url.length === 8 || url[8] === '/' || url[8] === '?') &&
+    req.method !== 'OPTIONS'
+  );
+}
 
 export function createPlatform({ config, pool, logger }: PlatformDeps) {
   const signer = createTokenSigner({
@@ -88,9 +91,7 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
   // empty response early and makes Hono rebuild the handler's response around it (a web stream
   // per response): measurable CPU on every data-API and identity request (decision 0018).
   app.use(async (c, next) => {
-    // The caller's id when it is short and plain (as hono/request-id checks it), otherwise a new one.
-    let id = c.req.header('x-request-id');
-    if (!id || id.length > 128 || /[^\w\-=]/.test(id)) id = crypto.randomUUID();
+    const id = requestIdFrom(c.req.header('x-request-id'));
     c.set('requestId', id);
     await next();
     c.res.headers.set('X-Request-Id', id);
@@ -166,20 +167,18 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
   );
 
   const schemaCache = new SchemaCache(pool, logger, config.dataApi.schemas);
-  app.route(
-    '/rest/v1',
-    dataApiRoutes({
-      pool,
-      schemaCache,
-      keys,
-      signer,
-      logger,
-      limits: config.dataApi,
-      connections: dataApiConnections(config.database.poolMax),
-      trustProxy: config.trustProxy,
-      appUrl: config.appUrl,
-    }),
-  );
+  const dataApi = createDataApi({
+    pool,
+    schemaCache,
+    keys,
+    signer,
+    logger,
+    limits: config.dataApi,
+    connections: dataApiConnections(config.database.poolMax),
+    trustProxy: config.trustProxy,
+    appUrl: config.appUrl,
+  });
+  app.route('/rest/v1', dataApiRoutes(dataApi));
 
   app.route(
     '/api/billing',
@@ -214,5 +213,12 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     return c.json({ error: 'internal_error', message: 'Internal server error' }, 500);
   });
 
-  return { app, identity, signer, schemaCache, digest };
+  // The server's listener: the data API on node:http directly (no web Request/Response objects
+  // per request, the hottest path), everything else through Hono.
+  const honoListener = getRequestListener(app.fetch);
+  const dataApiListener = serveOnNode(dataApi.handle, logger);
+  const listener = (req: IncomingMessage, res: ServerResponse): Promise<void> =>
+    isDataApiRequest(req) ? dataApiListener(req, res) : (honoListener(req, res) as Promise<void>);
+
+  return { app, listener, identity, signer, schemaCache, digest };
 }

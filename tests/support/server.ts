@@ -3,7 +3,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
-import { getRequestListener } from '@hono/node-server';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { createClient, type SupabaseClient } from '@supabase/supabase-js';
@@ -61,12 +60,12 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ...env,
   });
   const pool = createPool(databaseUrl, poolOptionsFrom(config.database));
-  const { app } = createPlatform({
+  const { listener } = createPlatform({
     config,
     pool,
     logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
   });
-  const server: Server = createServer(getRequestListener(app.fetch));
+  const server: Server = createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const options = {

@@ -3,6 +3,7 @@
 // answered with a generic body; internal messages never reach the client.
 import { HttpError, isHttpError } from '../http/errors.js';
 import { isDatabaseUnavailable } from '../http/unavailable.js';
+import type { Reply } from './reply.js';
 
 interface PgError {
   code: string;
@@ -117,16 +118,19 @@ export function fromAuthError(error: HttpError): HttpError {
   });
 }
 
-export function renderError(error: HttpError): Response {
-  return new Response(
-    JSON.stringify({ code: error.code, message: error.message, details: error.details, hint: error.hint }),
-    {
-      status: error.status,
-      headers: {
-        'content-type': 'application/json; charset=utf-8',
-        'proxy-status': `PostgREST; error=${error.code}`,
-        ...error.headers,
-      },
+export function renderError(error: HttpError): Reply {
+  return {
+    status: error.status,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'proxy-status': `PostgREST; error=${error.code}`,
+      ...error.headers,
     },
-  );
+    body: JSON.stringify({
+      code: error.code,
+      message: error.message,
+      details: error.details,
+      hint: error.hint,
+    }),
+  };
 }

@@ -15,6 +15,7 @@ import {
 } from './grammar.js';
 import { negotiate, type OutputMedia } from './media-types.js';
 import { parsePrefer, type Preferences } from './preferences.js';
+import type { HeaderReader } from '../http/headers.js';
 
 export { parsePrefer, type Preferences } from './preferences.js';
 
@@ -104,7 +105,7 @@ export interface RequestPolicy {
 const DEFAULT_POLICY: RequestPolicy = { schemas: ['public'], txOverride: false, planEnabled: false };
 
 /** The schema named by Accept-Profile (reads) or Content-Profile (writes); 406 PGRST106 if not exposed. */
-export function chooseSchema(method: string, headers: Headers, schemas: readonly string[]): string {
+export function chooseSchema(method: string, headers: HeaderReader, schemas: readonly string[]): string {
   const profile = headers.get(method === 'GET' || method === 'HEAD' ? 'accept-profile' : 'content-profile');
   if (profile === null) return schemas[0]!;
   if (!schemas.includes(profile)) {
@@ -120,7 +121,7 @@ export function parseApiRequest(
   method: string,
   path: string,
   params: URLSearchParams,
-  headers: Headers,
+  headers: HeaderReader,
   /** for GET /rpc: the function's argument names, which are arguments rather than filters */
   rpcArgumentNames: ReadonlySet<string> = new Set(),
   policy: RequestPolicy = DEFAULT_POLICY,

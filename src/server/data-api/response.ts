@@ -1,8 +1,9 @@
 // In charge of turning what the database answered into PostgREST's HTTP response: the status
 // (200/201/204/206/416/406), Content-Range, Content-Type, Preference-Applied, Content-Profile,
 // Location, and the body, which arrives from Postgres as ready JSON or CSV text and is passed
-// through untouched. Pure.
+// through untouched, as a Reply (reply.ts). Pure.
 import { HttpError } from '../http/errors.js';
+import { reply, type Reply } from './reply.js';
 import type { DataMedia, OutputMedia } from './media-types.js';
 import { appliedPreferences, type RequestKind } from './preferences.js';
 import type { ApiRequest } from './request.js';
@@ -103,7 +104,7 @@ function locationOf(path: string, body: string | null): string | null {
   return `${path}?${query}`;
 }
 
-function rowsResponse(request: ApiRequest, result: ResultRow, counted: boolean): Response {
+function rowsResponse(request: ApiRequest, result: ResultRow, counted: boolean): Reply {
   singleCheck(request, result.rows);
   const offset = request.offset ?? 0;
   const total = counted ? Number(result.total ?? 0) : undefined;
@@ -117,10 +118,7 @@ function rowsResponse(request: ApiRequest, result: ResultRow, counted: boolean):
     result.rows > 0 ? `${offset}-${offset + result.rows - 1}/${total ?? '*'}` : `*/${total ?? '*'}`;
   const status = total !== undefined && result.rows < total ? 206 : 200;
   const body = request.method === 'HEAD' ? null : (result.body ?? '[]');
-  return new Response(body, {
-    status,
-    headers: headers(request, request.single, { 'content-range': range }),
-  });
+  return reply(body, status, headers(request, request.single, { 'content-range': range }));
 }
 
 function writeResponse(
@@ -129,7 +127,7 @@ function writeResponse(
   insert: boolean,
   merge: boolean,
   location?: string,
-): Response {
+): Reply {
   // An upsert that only updated existing rows created nothing: 200, as PostgREST answers.
   const created = insert && !(merge && result.inserted === 0);
   const representation = request.prefer.return === 'representation';
@@ -142,37 +140,31 @@ function writeResponse(
     if (where) extra.location = where;
   }
   if (!representation) {
-    return new Response(null, {
-      status: insert ? (created ? 201 : 200) : 204,
-      headers: headers(request, false, extra),
-    });
+    return reply(null, insert ? (created ? 201 : 200) : 204, headers(request, false, extra));
   }
-  return new Response(result.body ?? '[]', {
-    status: created ? 201 : 200,
-    headers: headers(request, request.single, extra),
-  });
+  return reply(result.body ?? '[]', created ? 201 : 200, headers(request, request.single, extra));
 }
 
 function valueResponse(
   request: ApiRequest,
   result: ResultRow,
   shape: Extract<ResultShape, { kind: 'value' }>,
-): Response {
-  if (shape.void) return new Response(null, { status: 204, headers: headers(request, false, {}) });
+): Reply {
+  if (shape.void) return reply(null, 204, headers(request, false, {}));
   // A single value counts as one row; a set of values as its values.
   const rows = shape.set ? result.rows : 1;
   const range = writtenRange(rows, shape.counted ? rows : undefined);
   const body = request.method === 'HEAD' ? null : (result.body ?? 'null');
-  return new Response(body, { status: 200, headers: headers(request, false, { 'content-range': range }) });
+  return reply(body, 200, headers(request, false, { 'content-range': range }));
 }
 
 /** Accept: application/vnd.pgrst.plan: the EXPLAIN output, whatever the statement was. */
-function planResponse(request: ApiRequest, result: ResultRow): Response {
+function planResponse(request: ApiRequest, result: ResultRow): Reply {
   const body = request.method === 'HEAD' ? null : result.body;
-  return new Response(body, { status: 200, headers: headers(request, false, {}) });
+  return reply(body, 200, headers(request, false, {}));
 }
 
-export function respond(request: ApiRequest, shape: ResultShape, result: ResultRow): Response {
+export function respond(request: ApiRequest, shape: ResultShape, result: ResultRow): Reply {
   if (request.media.kind === 'plan') return planResponse(request, result);
   switch (shape.kind) {
     case 'rows':

@@ -1,9 +1,12 @@
-// In charge of the /rest/v1 HTTP surface: a thin Hono adapter. It names the caller (apikey and
-// bearer token) and the exposed schema it addresses, reads the body (JSON, CSV or raw), then runs
-// the pipeline: parse -> plan and SQL -> execute -> respond. It is the one place errors are
-// rendered in PostgREST's format.
+// In charge of the /rest/v1 HTTP surface, independent of the server framework: it names the caller
+// (apikey and bearer token) and the exposed schema it addresses, reads the body (JSON, CSV or
+// raw), then runs the pipeline: parse -> plan and SQL (cached by request shape for reads) ->
+// execute -> respond, answering a Reply. It is the one place errors are rendered in PostgREST's
+// format. The server's listener carries it on node:http directly; a thin Hono route serves
+// in-process requests.
+import type { IncomingMessage } from 'node:http';
 import type { HttpBindings } from '@hono/node-server';
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
 import type { DataApiExposure, DataApiLimits } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { Claims } from '../db/transactions.js';
@@ -11,6 +14,7 @@ import { readBodyBytes } from '../http/body.js';
 import { clientAddress } from '../http/client-address.js';
 import { FairGate } from '../http/fair-gate.js';
 import { HttpError, isHttpError } from '../http/errors.js';
+import type { HeaderReader } from '../http/headers.js';
 import type { TokenSigner } from '../identity/access-tokens.js';
 import { resolveCaller, type ProjectKeys } from '../identity/caller.js';
 import type { Logger } from '../logger.js';
@@ -22,6 +26,7 @@ import { readSchemaAccess } from './openapi-access.js';
 import { dropUnknownTimezone } from './preferences.js';
 import { RawBody } from './rpc.js';
 import { chooseSchema, parseApiRequest, splitPath, type ApiRequest, type RequestPolicy } from './request.js';
+import { toResponse, type Reply } from './reply.js';
 import { respond } from './response.js';
 import type { Schema, SchemaCache } from './schema-cache.js';
 
@@ -62,7 +67,7 @@ function parse(
   schema: Schema,
   method: string,
   url: URL,
-  headers: Headers,
+  headers: HeaderReader,
   policy: RequestPolicy,
 ): ApiRequest {
   const path = url.pathname.replace(/^\/rest\/v1/, '');
@@ -80,9 +85,8 @@ function parse(
  * bytes (application/octet-stream, as bytea's hex form) for a function's one unnamed parameter.
  * An empty JSON body is undefined.
  */
-async function readBody(request: Request): Promise<unknown> {
-  const bytes = await readBodyBytes(request);
-  const type = bodyMediaType(request.headers.get('content-type'));
+function readBody(bytes: Uint8Array, headers: HeaderReader): unknown {
+  const type = bodyMediaType(headers.get('content-type'));
   if (type === 'application/octet-stream')
     return new RawBody(type, `\\x${Buffer.from(bytes).toString('hex')}`);
   const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
@@ -116,8 +120,68 @@ function sessionFor(
   return session;
 }
 
-export function dataApiRoutes(deps: DataApiDeps): Hono<{ Bindings: HttpBindings }> {
-  const app = new Hono<{ Bindings: HttpBindings }>();
+/** What a request brings to the data API, whichever server adapter received it. */
+export interface DataApiInput {
+  method: string;
+  /** the path and query string as received, starting with /rest/v1 */
+  url: string;
+  headers: HeaderReader;
+  /** the body's bytes, read at most once and within the body cap (413 beyond it) */
+  body: () => Promise<Uint8Array>;
+  /** the connection it came on (for the client address) */
+  incoming: IncomingMessage | undefined;
+}
+
+/** A request's plan, reusable by any request with the same shape (method, URL, negotiating headers). */
+interface Planned {
+  request: ApiRequest;
+  prepared: Prepared;
+  tzNames: Set<string> | null;
+}
+
+/** Reads whose URL is longer than this are planned every time (the cache keeps short keys only). */
+const MAX_CACHED_URL = 2048;
+/** Planned reads kept per schema version, least recently used dropped first. */
+const MAX_CACHED_PLANS = 500;
+
+/**
+ * GET and HEAD plans by request shape. A read's SQL depends only on its URL, the headers that
+ * negotiate it and the schema, never on the caller (row-level security applies in the database),
+ * so a repeated read skips parsing and planning. Entries belong to one schema version: a reload
+ * starts afresh.
+ */
+class PlanCache {
+  private schema: Schema | undefined;
+  private readonly plans = new Map<string, Planned>();
+
+  static key(input: DataApiInput): string | null {
+    if ((input.method !== 'GET' && input.method !== 'HEAD') || input.url.length > MAX_CACHED_URL) return null;
+    const h = input.headers;
+    return `${input.method} ${input.url}\n${h.get('accept') ?? ''}\n${h.get('prefer') ?? ''}\n${h.get('range') ?? ''}\n${h.get('accept-profile') ?? ''}`;
+  }
+
+  get(schema: Schema, key: string): Planned | undefined {
+    if (schema !== this.schema) return undefined;
+    const planned = this.plans.get(key);
+    if (planned) {
+      this.plans.delete(key);
+      this.plans.set(key, planned);
+    }
+    return planned;
+  }
+
+  set(schema: Schema, key: string, planned: Planned): void {
+    if (schema !== this.schema) {
+      this.schema = schema;
+      this.plans.clear();
+    }
+    if (this.plans.size >= MAX_CACHED_PLANS) this.plans.delete(this.plans.keys().next().value!);
+    this.plans.set(key, planned);
+  }
+}
+
+/** The data API: answers a request as a Reply, whichever adapter (Hono or node:http) carries it. */
+export function createDataApi(deps: DataApiDeps): { handle(input: DataApiInput): Promise<Reply> } {
   const exposure: DataApiExposure = {
     schemas: deps.limits.schemas ?? ['public'],
     txEnd: deps.limits.txEnd ?? 'commit',
@@ -144,18 +208,20 @@ export function dataApiRoutes(deps: DataApiDeps): Hono<{ Bindings: HttpBindings 
     maxWaitingPerCaller: MAX_WAITING_PER_CALLER,
     maxWaitMs: MAX_WAIT_MS,
   });
+  const plans = new PlanCache();
+
+  const callerOf = (headers: HeaderReader) =>
+    resolveCaller(headers, deps.keys, deps.signer).catch((error: unknown) => {
+      throw isHttpError(error) ? fromAuthError(error) : error;
+    });
 
   // GET /rest/v1/ (with or without the slash): the OpenAPI description of the exposed schema.
-  const describe = async (c: Context<{ Bindings: HttpBindings }>): Promise<Response> => {
+  const describe = async (input: DataApiInput): Promise<Reply> => {
     let role = 'anon';
     try {
-      const caller = await resolveCaller(c.req.raw.headers, deps.keys, deps.signer).catch(
-        (error: unknown) => {
-          throw isHttpError(error) ? fromAuthError(error) : error;
-        },
-      );
+      const caller = await callerOf(input.headers);
       role = caller.claims.role;
-      const headers = c.req.raw.headers;
+      const headers = input.headers;
       acceptsOpenApi(headers.get('accept'));
       const profile = headers.get('accept-profile');
       if (profile && profile !== EXPOSED_SCHEMA) {
@@ -169,18 +235,19 @@ export function dataApiRoutes(deps: DataApiDeps): Hono<{ Bindings: HttpBindings 
       const access =
         claims.role === 'service_role'
           ? await read()
-          : await gate.run(callerKey(claims, clientAddress(headers, c.env?.incoming, deps.trustProxy)), read);
+          : await gate.run(callerKey(claims, clientAddress(headers, input.incoming, deps.trustProxy)), read);
       const document = openApiDocument({ schema, schemaName: EXPOSED_SCHEMA, access, baseUrl: deps.appUrl });
-      return new Response(c.req.method === 'HEAD' ? null : JSON.stringify(document), {
+      return {
         status: 200,
         headers: { 'content-type': `${OPENAPI_MEDIA_TYPE}; charset=utf-8` },
-      });
+        body: input.method === 'HEAD' ? null : JSON.stringify(document),
+      };
     } catch (error) {
-      return fail(error, role, c.req.path, c.req.method);
+      return fail(error, role, pathOf(input.url), input.method);
     }
   };
 
-  const fail = (error: unknown, role: string, path: string, method: string): Response => {
+  const fail = (error: unknown, role: string, path: string, method: string): Reply => {
     const code = (error as { code?: unknown } | null)?.code;
     if (typeof code === 'string' && STALE_CACHE_STATES.has(code)) {
       void deps.schemaCache.refreshAfterMiss().catch(() => undefined);
@@ -195,50 +262,55 @@ export function dataApiRoutes(deps: DataApiDeps): Hono<{ Bindings: HttpBindings 
     return renderError(new HttpError(500, 'Internal server error', { code: 'PGRST500' }));
   };
 
-  app.all('/*', async (c) => {
-    if ((c.req.method === 'GET' || c.req.method === 'HEAD') && /^\/rest\/v1\/?$/.test(c.req.path)) {
-      return describe(c);
+  /** Parses and plans the request (and reads its body): everything before the database. */
+  const plan = async (input: DataApiInput, profile: string, schema: Schema): Promise<Planned> => {
+    const url = new URL(input.url, 'http://data-api');
+    const headers = input.headers;
+    const target = splitPath(url.pathname.replace(/^\/rest\/v1/, ''));
+    const known = target.kind === 'rpc' ? schema.functions.has(target.name) : schema.tables.has(target.name);
+    // An unknown table or function may be one a migration just added: look again (rate-limited).
+    if (!known) schema = (await deps.schemaCache.refreshAfterMiss(profile)) ?? schema;
+    // Parse before reading the body, so a malformed URL is refused without reading it.
+    let request = parse(schema, input.method, url, headers, policy);
+    let body: unknown;
+    if (BODY_METHODS.has(input.method)) body = await readBody(await input.body(), headers);
+    let tzNames: Set<string> | null = null;
+    if (request.prefer.timezone) {
+      tzNames = await knownTimezones();
+      if (!tzNames.has(request.prefer.timezone.toLowerCase())) {
+        request = { ...request, prefer: dropUnknownTimezone(request.prefer) };
+      }
+    }
+    try {
+      return { request, prepared: prepare(schema, request, body, deps.limits), tzNames };
+    } catch (error) {
+      // Likewise for a column or relationship: reload once and plan again.
+      if (!isHttpError(error) || !SCHEMA_MISSES.has(error.code)) throw error;
+      const fresh = await deps.schemaCache.refreshAfterMiss(profile);
+      if (!fresh) throw error;
+      request = { ...parse(fresh, input.method, url, headers, policy), prefer: request.prefer };
+      return { request, prepared: prepare(fresh, request, body, deps.limits), tzNames };
+    }
+  };
+
+  const handle = async (input: DataApiInput): Promise<Reply> => {
+    if ((input.method === 'GET' || input.method === 'HEAD') && /^\/rest\/v1\/?(\?|$)/.test(input.url)) {
+      return describe(input);
     }
     let role = 'anon';
     try {
-      const caller = await resolveCaller(c.req.raw.headers, deps.keys, deps.signer).catch(
-        (error: unknown) => {
-          throw isHttpError(error) ? fromAuthError(error) : error;
-        },
-      );
+      const caller = await callerOf(input.headers);
       role = caller.claims.role;
-      const url = new URL(c.req.url);
-      const headers = c.req.raw.headers;
-      const profile = chooseSchema(c.req.method, headers, policy.schemas);
-      let schema = await deps.schemaCache.get(profile);
-      const target = splitPath(url.pathname.replace(/^\/rest\/v1/, ''));
-      const known =
-        target.kind === 'rpc' ? schema.functions.has(target.name) : schema.tables.has(target.name);
-      // An unknown table or function may be one a migration just added: look again (rate-limited).
-      if (!known) schema = (await deps.schemaCache.refreshAfterMiss(profile)) ?? schema;
-      // Parse before reading the body, so a malformed URL is refused without reading it.
-      let request = parse(schema, c.req.method, url, headers, policy);
-      let body: unknown;
-      if (BODY_METHODS.has(c.req.method)) body = await readBody(c.req.raw);
-      let tzNames: Set<string> | null = null;
-      if (request.prefer.timezone) {
-        tzNames = await knownTimezones();
-        if (!tzNames.has(request.prefer.timezone.toLowerCase())) {
-          request = { ...request, prefer: dropUnknownTimezone(request.prefer) };
-        }
+      const headers = input.headers;
+      const profile = chooseSchema(input.method, headers, policy.schemas);
+      const schema = await deps.schemaCache.get(profile);
+      const key = PlanCache.key(input);
+      let planned = key === null ? undefined : plans.get(schema, key);
+      if (!planned) {
+        planned = await plan(input, profile, schema);
+        if (key !== null) plans.set(schema, key, planned);
       }
-      let prepared: Prepared;
-      try {
-        prepared = prepare(schema, request, body, deps.limits);
-      } catch (error) {
-        // Likewise for a column or relationship: reload once and plan again.
-        if (!isHttpError(error) || !SCHEMA_MISSES.has(error.code)) throw error;
-        const fresh = await deps.schemaCache.refreshAfterMiss(profile);
-        if (!fresh) throw error;
-        schema = fresh;
-        request = { ...parse(schema, c.req.method, url, headers, policy), prefer: request.prefer };
-        prepared = prepare(schema, request, body, deps.limits);
-      }
+      const { request, prepared, tzNames } = planned;
       const claims = caller.claims as Claims;
       const session = sessionFor(request, exposure.txEnd, tzNames);
       const run = () => execute(deps.pool, claims, prepared, session);
@@ -246,11 +318,33 @@ export function dataApiRoutes(deps: DataApiDeps): Hono<{ Bindings: HttpBindings 
       const result =
         claims.role === 'service_role'
           ? await run()
-          : await gate.run(callerKey(claims, clientAddress(headers, c.env?.incoming, deps.trustProxy)), run);
+          : await gate.run(callerKey(claims, clientAddress(headers, input.incoming, deps.trustProxy)), run);
       return respond(request, prepared.shape, result);
     } catch (error) {
-      return fail(error, role, c.req.path, c.req.method);
+      return fail(error, role, pathOf(input.url), input.method);
     }
+  };
+  return { handle };
+}
+
+function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
+}
+
+/** The Hono route for /rest/v1 (in-process requests; the server's own listener serves /rest/v1 on node:http). */
+export function dataApiRoutes(api: ReturnType<typeof createDataApi>): Hono<{ Bindings: HttpBindings }> {
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  app.all('/*', async (c) => {
+    const url = new URL(c.req.url);
+    const answer = await api.handle({
+      method: c.req.method,
+      url: url.pathname + url.search,
+      headers: c.req.raw.headers,
+      body: () => readBodyBytes(c.req.raw),
+      incoming: c.env?.incoming,
+    });
+    return toResponse(answer);
   });
   return app;
 }

@@ -1,5 +1,6 @@
 // In charge of reading request bodies safely: a hard size cap (413) enforced while streaming,
 // and JSON that must parse (400) before any handler sees it.
+import type { IncomingMessage } from 'node:http';
 import { HttpError } from './errors.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -57,5 +58,31 @@ export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Pr
 function payloadTooLarge(limit: number): HttpError {
   return new HttpError(413, `Request body is larger than ${limit} bytes`, {
     code: 'request_too_large',
+  });
+}
+
+/**
+ * readBodyBytes for a request served on node:http directly: a declared length over `limit` is
+ * refused unread, and a body that grows past it (chunked) stops being read there.
+ */
+export function readNodeBody(request: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
+  const declared = request.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) return Promise.reject(payloadTooLarge(limit));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const onData = (chunk: Buffer) => {
+      total += chunk.byteLength;
+      if (total > limit) {
+        request.off('data', onData);
+        request.pause();
+        reject(payloadTooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    request.on('data', onData);
+    request.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)));
+    request.once('error', reject);
   });
 }

@@ -3,9 +3,10 @@
 // then only a well-formed IP address is taken: the address is stored as `inet` and keys limits.
 import { isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
+import type { HeaderReader } from './headers.js';
 
 export function clientAddress(
-  headers: Headers,
+  headers: HeaderReader,
   incoming: IncomingMessage | undefined,
   trustProxy: boolean,
 ): string | null {

@@ -10,6 +10,7 @@ import {
 } from './access-tokens.js';
 import { errors } from './errors.js';
 import { digestsEqual, secretDigest } from './secrets.js';
+import type { HeaderReader } from '../http/headers.js';
 
 export interface ProjectKeys {
   projectApiKey: string;
@@ -44,7 +45,7 @@ function keyRole(value: string, keys: ProjectKeys): Caller | null {
 
 /** Throws 401 for a missing or unknown apikey, or a bearer that is neither a key nor a valid token. */
 export async function resolveCaller(
-  headers: Headers,
+  headers: HeaderReader,
   keys: ProjectKeys,
   signer: TokenSigner,
 ): Promise<Caller> {
