@@ -92,6 +92,15 @@ test('a member at aal1 sees nothing of the workspace and its operations refuse t
   });
   const insert = await member.client.from('projects').insert({ workspace_id: workspaceId, name: 'Sneaky' });
   expect(insert.error).not.toBeNull();
+  // Nor can they change or remove its projects: no row is theirs to touch.
+  const renamed = await member.client
+    .from('projects')
+    .update({ name: 'Renamed' })
+    .eq('workspace_id', workspaceId)
+    .select('id');
+  expect(renamed.data ?? []).toEqual([]);
+  const removed = await member.client.from('projects').delete().eq('workspace_id', workspaceId).select('id');
+  expect(removed.data ?? []).toEqual([]);
   const leave = await member.client.rpc('leave_workspace', { workspace_id: workspaceId });
   expect(leave.error?.code).toBe('42501');
   expect(leave.error?.message).toContain('two-step verification');
@@ -99,6 +108,8 @@ test('a member at aal1 sees nothing of the workspace and its operations refuse t
   // The owner, at aal2, still sees everything.
   const ownerView = await visible(owner.client, workspaceId);
   expect(ownerView).toMatchObject({ workspaces: 1, members: 2, projects: 1 });
+  const apollo = await owner.client.from('projects').select('name').eq('workspace_id', workspaceId);
+  expect(apollo.data).toEqual([{ name: 'Apollo' }]);
 
   await passSecondFactor(member.client);
   expect(await visible(member.client, workspaceId)).toMatchObject({ workspaces: 1, members: 2, projects: 1 });
