@@ -46,6 +46,8 @@ export interface Prepared {
   estimate?: { query: Query; mode: 'planned' | 'estimated'; maxRows: number };
   /** Prefer: handling=strict, max-affected=N: more changed rows than this undoes the request */
   maxAffected?: number;
+  /** a write that answers no body (return=minimal): nothing about its result can refuse it */
+  bodyless?: boolean;
   /** Accept: application/vnd.pgrst.plan: answer the statement's EXPLAIN instead of running it */
   explain?: { format: 'text' | 'json'; options: PlanOption[] };
 }
@@ -175,6 +177,7 @@ function prepareStatement(schema: Schema, request: ApiRequest, body: unknown, bo
       return {
         query: insertQuery(plan, items, writeOptions),
         readOnly,
+        bodyless: !writeOptions.representation,
         shape: {
           kind: 'write',
           created: true,
@@ -189,6 +192,7 @@ function prepareStatement(schema: Schema, request: ApiRequest, body: unknown, bo
       return {
         query: updateQuery(plan, read.where, bounds.items(read.items), options),
         readOnly,
+        bodyless: !options.representation,
         shape: { kind: 'write', created: false },
       };
     }
@@ -198,6 +202,7 @@ function prepareStatement(schema: Schema, request: ApiRequest, body: unknown, bo
       return {
         query: deleteQuery(table, read.where, bounds.items(read.items), options),
         readOnly,
+        bodyless: !options.representation,
         shape: { kind: 'write', created: false },
       };
     }
@@ -357,10 +362,16 @@ export async function execute(
     return row;
   };
   const statements: Statement[] = estimate ? [explainStatement(estimate.query, 'json'), query] : [query];
-  // A read commits in the same message: refusing its answer afterwards undoes nothing because it
-  // changed nothing. A write is checked first (too large, not exactly one row for .single(), more
-  // rows than max-affected), so a refused write changes nothing; its commit is a second round trip.
-  if (readOnly) return check(await runStatementsAsCaller(pool, claims, statements, options));
+  // A read commits in the same round trip: refusing its answer afterwards undoes nothing because
+  // it changed nothing. So does a write that nothing about its result can refuse (no body to be
+  // too large, no .single(), no max-affected). Any other write is checked first (too large, not
+  // exactly one row, more rows than max-affected), so a refused write changes nothing; its
+  // commit is a second round trip.
+  const refusable =
+    prepared.expectOne === true ||
+    prepared.maxAffected !== undefined ||
+    (prepared.maxBodyBytes !== undefined && prepared.bodyless !== true);
+  if (readOnly || !refusable) return check(await runStatementsAsCaller(pool, claims, statements, options));
   let row: ResultRow | undefined;
   await runStatementsAsCaller(pool, claims, statements, {
     ...options,
