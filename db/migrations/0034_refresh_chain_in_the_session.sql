@@ -25,6 +25,10 @@ where t.session_id = s.id
 
 drop function auth.refresh_grant(bytea, bytea, integer, integer, integer, integer);
 
+-- p_legacy_child_hash: for a token issued before this migration, the hash of its child as it was
+-- derived then (without the session's name), so a retry with the parent of a live token of before
+-- gets that very child again; null otherwise.
+
 -- The common case is a single statement: the update succeeds only when the presented token is
 -- the active one, unexpired, within the session's limit and the user not banned. Anything else
 -- takes the slower path, which locks the session and tells the outcomes apart. The user comes
@@ -36,7 +40,8 @@ create function auth.refresh_grant(
   p_ttl_seconds integer,
   p_reuse_seconds integer,
   p_max_per_window integer,
-  p_window_seconds integer
+  p_window_seconds integer,
+  p_legacy_child_hash bytea
 )
 returns table (outcome text, retry_after integer, session json, "user" json)
 language plpgsql
@@ -91,7 +96,9 @@ begin
   if v_active is distinct from p_hash then
     if v_parent = p_hash then
       -- The parent of the active token: a retry within the reuse interval gets the same child.
-      if not (v_rotated_at >= now() - make_interval(secs => p_reuse_seconds) and v_active = p_child_hash) then
+      -- (null-safe: a null never lets a reuse pass for a retry)
+      if not coalesce(v_rotated_at >= now() - make_interval(secs => p_reuse_seconds)
+                      and (v_active = p_child_hash or v_active = p_legacy_child_hash), false) then
         delete from auth.sessions where id = p_session;
         return query select 'reuse_detected', null::integer, null::json, null::json;
         return;
@@ -146,14 +153,14 @@ begin
       refresh_window_start = v_window_start,
       refresh_count = case when v_count_start = v_window_start then v_count + 1 else 1 end
     where s.id = p_session
-    returning 'replayed', null::integer,
+    returning case when v_active = p_child_hash then 'replayed' else 'replayed_legacy' end, null::integer,
       json_build_object('id', s.id, 'user_id', s.user_id, 'aal', s.aal, 'amr', s.amr),
       (select json_build_object('row', to_json(u), 'identities',
          (select json_agg(i order by i.created_at) from auth.identities i where i.user_id = u.id))
        from auth.users u where u.id = s.user_id);
 end
 $$;
-revoke all on function auth.refresh_grant(uuid, bytea, bytea, integer, integer, integer, integer) from public;
+revoke all on function auth.refresh_grant(uuid, bytea, bytea, integer, integer, integer, integer, bytea) from public;
 
 -- An older token of a session: its descendants' hashes (derived forward by the caller, a bounded
 -- number of steps) meet the session's active token or its parent. Then it was issued and revoked,

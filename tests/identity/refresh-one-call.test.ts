@@ -48,7 +48,7 @@ test('a refresh grant is one statement on one connection, outside any explicit t
     server.pool.off('acquire', onAcquire);
     for (const undo of restore) undo();
   }
-  expect(statements).toEqual(['select * from auth.refresh_grant($1, $2, $3, $4, $5, $6, $7)']);
+  expect(statements).toEqual(['select * from auth.refresh_grant($1, $2, $3, $4, $5, $6, $7, $8)']);
 });
 
 test('the user in the response is the user GET /user renders; the token carries the session row', async () => {

@@ -34,6 +34,11 @@ export function childRefreshToken(key: RefreshTokenKey, parent: string, sessionI
   return sessionPart(sessionId) + createHmac('sha256', key.key).update(parent, 'utf8').digest('base64url');
 }
 
+/** A child as derived before tokens named their session: for a retry across that upgrade. */
+export function legacyChildRefreshToken(key: RefreshTokenKey, parent: string): string {
+  return createHmac('sha256', key.key).update(parent, 'utf8').digest('base64url');
+}
+
 /** The session a token names, or null for a token that names none (one issued before 0034). */
 export function sessionOfRefreshToken(token: string): string | null {
   if (token.length !== SESSION_PART + SECRET_PART) return null;

@@ -12,6 +12,7 @@ import {
   descendantHashes,
   hashRefreshToken,
   isWellFormedRefreshToken,
+  legacyChildRefreshToken,
   newRefreshToken,
   sessionOfRefreshToken,
   type RefreshTokenKey,
@@ -83,6 +84,7 @@ interface RefreshGrantRow {
   outcome:
     | 'rotated'
     | 'replayed'
+    | 'replayed_legacy'
     | 'expired'
     | 'not_found'
     | 'unknown'
@@ -120,12 +122,14 @@ export async function refreshGrantInOneCall(
 ): Promise<RefreshOutcome> {
   if (!isWellFormedRefreshToken(presented)) throw errors.validation('Refresh token is not valid');
   const presentedHash = hashRefreshToken(presented);
-  const sessionId = sessionOfRefreshToken(presented) ?? (await legacySession(db, presentedHash));
+  const named = sessionOfRefreshToken(presented);
+  const sessionId = named ?? (await legacySession(db, presentedHash));
   if (!sessionId) return { kind: 'not_found' };
   const child = childRefreshToken(key, presented, sessionId);
+  const legacyChild = named ? null : legacyChildRefreshToken(key, presented);
   const result = await db.query<RefreshGrantRow>({
     name: 'auth.refresh_grant',
-    text: 'select * from auth.refresh_grant($1, $2, $3, $4, $5, $6, $7)',
+    text: 'select * from auth.refresh_grant($1, $2, $3, $4, $5, $6, $7, $8)',
     values: [
       sessionId,
       presentedHash,
@@ -134,12 +138,14 @@ export async function refreshGrantInOneCall(
       rules.reuseIntervalSeconds,
       rules.maxPerSession,
       rules.windowSeconds,
+      legacyChild && hashRefreshToken(legacyChild),
     ],
   });
   const row = result.rows[0];
   switch (row?.outcome) {
     case 'rotated':
-    case 'replayed': {
+    case 'replayed':
+    case 'replayed_legacy': {
       const session = row.session!;
       return {
         kind: 'granted',
@@ -148,7 +154,7 @@ export async function refreshGrantInOneCall(
           userId: session.user_id,
           aal: session.aal,
           amr: session.amr,
-          refreshToken: child,
+          refreshToken: row.outcome === 'replayed_legacy' ? legacyChild! : child,
         },
         user: userFromJson(row.user!),
       };
