@@ -1,6 +1,6 @@
 // Access tokens signed with JWT_SECRET (no key set) verify with jose and with our verifier, carry
 // every claim as given (quotes, separators, emoji), and a signer with another secret refuses them.
-import { jwtVerify } from 'jose';
+import { SignJWT, jwtVerify } from 'jose';
 import { expect, test } from 'vitest';
 import {
   createTokenSigner,
@@ -25,6 +25,32 @@ const subject: AccessTokenSubject = {
   aal: 'aal1',
   amr: [{ method: 'password', timestamp: 1_700_000_000 }],
 };
+
+test('a token signed with JWT_SECRET is byte for byte what jose signs for the same claims', async () => {
+  const signer = hsSigner('a-secret-of-at-least-thirty-two-characters!');
+  const now = 1_700_000_123;
+  const { token, expiresAt } = await signAccessToken(signer, subject, now);
+  const expected = await new SignJWT({
+    email: subject.email,
+    phone: subject.phone,
+    app_metadata: subject.appMetadata,
+    user_metadata: subject.userMetadata,
+    role: subject.role,
+    aal: subject.aal,
+    amr: subject.amr,
+    session_id: subject.sessionId,
+    is_anonymous: subject.isAnonymous,
+  })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer('http://x/auth/v1')
+    .setSubject(subject.userId)
+    .setAudience(subject.aud)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 3600)
+    .sign(await signer.signing.key);
+  expect(token).toBe(expected);
+  expect(expiresAt).toBe(now + 3600);
+});
 
 test('a fresh token verifies, with jose and with our verifier; another key refuses it', async () => {
   const signer = hsSigner('a-secret-of-at-least-thirty-two-characters!');

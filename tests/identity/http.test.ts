@@ -163,7 +163,7 @@ describe('POST /token?grant_type=refresh_token (spec 4.2)', () => {
 
   test('an expired refresh token: 400 invalid_grant', async () => {
     const { body } = await signUp();
-    await server.pool.query(`update auth.refresh_tokens set updated_at = now() - interval '400 days'`);
+    await server.pool.query(`update auth.sessions set refresh_rotated_at = now() - interval '400 days'`);
     const res = await call(server, 'POST', '/auth/v1/token?grant_type=refresh_token', {
       body: { refresh_token: body.refresh_token },
     });

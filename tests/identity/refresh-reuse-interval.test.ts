@@ -40,8 +40,8 @@ test('within the interval the parent gets the same child; 20 s later it is reuse
 
   // The parent was rotated 20 seconds ago.
   await server.pool.query(
-    `update auth.refresh_tokens set updated_at = updated_at - interval '20 seconds'
-     where token_hash = sha256(convert_to($1, 'utf8'))`,
+    `update auth.sessions set refresh_rotated_at = refresh_rotated_at - interval '20 seconds'
+     where refresh_parent_hash = sha256(convert_to($1, 'utf8'))`,
     [parent],
   );
   const late = await server.client().auth.refreshSession({ refresh_token: parent });

@@ -1,16 +1,20 @@
 // In charge of sessions and refresh-token rotation: a sign-in opens a session, each refresh
 // revokes the presented token and issues its child, a retry with the parent within the reuse
 // interval gets the same child, any other reuse of a revoked token ends the whole session (token
-// theft is assumed).
+// theft is assumed). A session keeps its token chain in its own row (docs/decisions/0027).
+import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/pool.js';
 import type { Tx } from '../db/transactions.js';
 import type { AmrEntry } from './access-tokens.js';
 import { errors } from './errors.js';
 import {
   childRefreshToken,
+  descendantHashes,
   hashRefreshToken,
   isWellFormedRefreshToken,
+  legacyChildRefreshToken,
   newRefreshToken,
+  sessionOfRefreshToken,
   type RefreshTokenKey,
 } from './refresh-tokens.js';
 import { signInAddressKey } from './sign-in-backoff.js';
@@ -43,13 +47,13 @@ export async function openSession(
   signedInWith: string | null = null,
 ): Promise<SessionRef> {
   const amr: AmrEntry[] = [{ method, timestamp: Math.floor(Date.now() / 1000) }];
-  const refreshToken = newRefreshToken();
+  // The id is chosen here because the first refresh token names it.
+  const sessionId = randomUUID();
+  const refreshToken = newRefreshToken(sessionId);
   const result = await db.query<{ id: string }>(
     `with session as (
-       insert into auth.sessions (user_id, amr, user_agent, ip) values ($1, $2, $3, $4::inet) returning id
-     ), token as (
-       insert into auth.refresh_tokens (token_hash, session_id, user_id)
-       select $5, id, $1 from session
+       insert into auth.sessions (id, user_id, amr, user_agent, ip, refresh_token_hash, refresh_rotated_at)
+       values ($8, $1, $2, $3, $4::inet, $5, now()) returning id
      ), stamp as (
        update auth.users set last_sign_in_at = now() where id = $1
      ), cleared as (
@@ -64,6 +68,7 @@ export async function openSession(
       hashRefreshToken(refreshToken),
       signedInWith,
       signInAddressKey(context.ip),
+      sessionId,
     ],
   );
   return { sessionId: result.rows[0]!.id, userId, refreshToken, aal: 'aal1', amr };
@@ -76,7 +81,16 @@ export type RefreshOutcome =
   | { kind: 'reuse_detected' | 'expired' | 'not_found' | 'banned' };
 
 interface RefreshGrantRow {
-  outcome: 'rotated' | 'replayed' | 'expired' | 'not_found' | 'reuse_detected' | 'rate_limited' | 'banned';
+  outcome:
+    | 'rotated'
+    | 'replayed'
+    | 'replayed_legacy'
+    | 'expired'
+    | 'not_found'
+    | 'unknown'
+    | 'reuse_detected'
+    | 'rate_limited'
+    | 'banned';
   retry_after: number | null;
   session: { id: string; user_id: string; aal: string; amr: AmrEntry[] } | null;
   user: { row: Record<string, unknown>; identities: unknown[] | null } | null;
@@ -90,12 +104,15 @@ export interface RefreshRules {
 }
 
 /**
- * The whole refresh grant in one round trip and one commit (auth.refresh_grant): revoke the
- * presented token and store its child; a retry with the parent of the active token, within the
- * reuse interval of its rotation, gets that same child; any other reuse of a revoked token ends
- * the session. The per-session limit is counted and the user read under the session's lock; a
- * refused grant changes nothing (but reuse, which ends the session). A single statement is its own
- * transaction, and being a prepared statement it is parsed once per connection.
+ * The whole refresh grant in one round trip and one commit (auth.refresh_grant): the session the
+ * token names is found by its id, and its row rotates the token (one heap-only update); a retry
+ * with the parent of the active token, within the reuse interval of its rotation, gets that same
+ * child; any other reuse of a revoked token ends the session. The per-session limit is counted
+ * and the user read in that same statement; a refused grant changes nothing (but reuse, which
+ * ends the session). A single statement is its own transaction, and being a prepared statement it
+ * is parsed once per connection. Rarer cases take one more round trip: a token issued before the
+ * chain moved into the session row (its session is looked up first), and a token that is not the
+ * active one nor its parent (is it an older one of the session? then it is reuse).
  */
 export async function refreshGrantInOneCall(
   db: Queryable,
@@ -104,23 +121,31 @@ export async function refreshGrantInOneCall(
   rules: RefreshRules,
 ): Promise<RefreshOutcome> {
   if (!isWellFormedRefreshToken(presented)) throw errors.validation('Refresh token is not valid');
-  const child = childRefreshToken(key, presented);
+  const presentedHash = hashRefreshToken(presented);
+  const named = sessionOfRefreshToken(presented);
+  const sessionId = named ?? (await legacySession(db, presentedHash));
+  if (!sessionId) return { kind: 'not_found' };
+  const child = childRefreshToken(key, presented, sessionId);
+  const legacyChild = named ? null : legacyChildRefreshToken(key, presented);
   const result = await db.query<RefreshGrantRow>({
     name: 'auth.refresh_grant',
-    text: 'select * from auth.refresh_grant($1, $2, $3, $4, $5, $6)',
+    text: 'select * from auth.refresh_grant($1, $2, $3, $4, $5, $6, $7, $8)',
     values: [
-      hashRefreshToken(presented),
+      sessionId,
+      presentedHash,
       hashRefreshToken(child),
       rules.ttlSeconds,
       rules.reuseIntervalSeconds,
       rules.maxPerSession,
       rules.windowSeconds,
+      legacyChild && hashRefreshToken(legacyChild),
     ],
   });
   const row = result.rows[0];
   switch (row?.outcome) {
     case 'rotated':
-    case 'replayed': {
+    case 'replayed':
+    case 'replayed_legacy': {
       const session = row.session!;
       return {
         kind: 'granted',
@@ -129,7 +154,7 @@ export async function refreshGrantInOneCall(
           userId: session.user_id,
           aal: session.aal,
           amr: session.amr,
-          refreshToken: child,
+          refreshToken: row.outcome === 'replayed_legacy' ? legacyChild! : child,
         },
         user: userFromJson(row.user!),
       };
@@ -140,9 +165,40 @@ export async function refreshGrantInOneCall(
     case 'reuse_detected':
     case 'banned':
       return { kind: row.outcome };
+    case 'unknown':
+      return (await olderTokenReused(db, key, presented, sessionId))
+        ? { kind: 'reuse_detected' }
+        : { kind: 'not_found' };
     default:
       return { kind: 'not_found' };
   }
+}
+
+/** The session of a token issued before sessions kept their chain (auth.refresh_tokens). */
+async function legacySession(db: Queryable, tokenHash: Buffer): Promise<string | null> {
+  const result = await db.query<{ session_id: string }>(
+    'select session_id from auth.refresh_tokens where token_hash = $1',
+    [tokenHash],
+  );
+  return result.rows[0]?.session_id ?? null;
+}
+
+/**
+ * A token that names a session but is neither its active token nor that token's parent: if deriving
+ * forward from it meets either, it was issued and revoked, so theft is assumed and the session
+ * ends. A token the session never had (a guess) changes nothing.
+ */
+async function olderTokenReused(
+  db: Queryable,
+  key: RefreshTokenKey,
+  presented: string,
+  sessionId: string,
+): Promise<boolean> {
+  const result = await db.query<{ reused: boolean }>('select auth.refresh_token_reused($1, $2) as reused', [
+    sessionId,
+    descendantHashes(key, presented, sessionId),
+  ]);
+  return result.rows[0]?.reused === true;
 }
 
 export type LogoutScope = 'global' | 'local' | 'others';

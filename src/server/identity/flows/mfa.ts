@@ -288,16 +288,14 @@ async function raiseSession(
   if (!current.rows[0]) throw errors.sessionNotFound();
   const amr = [{ method, timestamp: now }, ...current.rows[0].amr.filter((e) => e.method !== method)];
   amr.sort((a, b) => b.timestamp - a.timestamp);
-  const refreshToken = newRefreshToken();
+  const refreshToken = newRefreshToken(claims.session_id);
+  // The aal1 token becomes the parent of a fresh random one: it cannot yield the new token (not its
+  // HMAC child), so presenting it, or any older token, is reuse and ends the session.
   await tx.query(
     `with raised as (
-       update auth.sessions set aal = 'aal2', amr = $3, factor_id = $4, updated_at = now()
+       update auth.sessions set aal = 'aal2', amr = $3, factor_id = $4, updated_at = now(),
+         refresh_parent_hash = refresh_token_hash, refresh_token_hash = $5, refresh_rotated_at = now()
        where id = $1 and user_id = $2
-     ), revoked as (
-       update auth.refresh_tokens set revoked = true, updated_at = now()
-       where session_id = $1 and not revoked
-     ), issued as (
-       insert into auth.refresh_tokens (token_hash, session_id, user_id) values ($5, $1, $2)
      )
      delete from auth.sessions where user_id = $2 and id <> $1 and aal < 'aal2'`,
     [claims.session_id, claims.sub, JSON.stringify(amr), factorId, hashRefreshToken(refreshToken)],
