@@ -44,8 +44,9 @@ export async function openSession(
 ): Promise<SessionRef> {
   const amr: AmrEntry[] = [{ method, timestamp: Math.floor(Date.now() / 1000) }];
   const refreshToken = newRefreshToken();
-  const result = await db.query<{ id: string }>(
-    `with session as (
+  const result = await db.query<{ id: string }>({
+    name: 'auth.open_session', // prepared: parsed and planned once per connection
+    text: `with session as (
        insert into auth.sessions (user_id, amr, user_agent, ip) values ($1, $2, $3, $4::inet) returning id
      ), token as (
        insert into auth.refresh_tokens (token_hash, session_id, user_id)
@@ -56,7 +57,7 @@ export async function openSession(
        select internal.password_sign_in_succeeded($6, $7) where $6::text is not null
      )
      select id from session left join cleared on true`,
-    [
+    values: [
       userId,
       JSON.stringify(amr),
       context.userAgent,
@@ -65,7 +66,7 @@ export async function openSession(
       signedInWith,
       signInAddressKey(context.ip),
     ],
-  );
+  });
   return { sessionId: result.rows[0]!.id, userId, refreshToken, aal: 'aal1', amr };
 }
 
