@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(async () => server?.close());
 
 interface Sent {
-  name: string | undefined;
+  name?: string;
   text: string;
 }
 
@@ -33,7 +33,7 @@ async function statementsDuring(fn: () => Promise<void>): Promise<Sent[]> {
     const query = client.query;
     client.query = ((...args: unknown[]) => {
       const first = args[0] as string | { text: string; name?: string };
-      statements.push(typeof first === 'string' ? { name: undefined, text: first } : first);
+      statements.push(typeof first === 'string' ? { text: first } : first);
       return (query as (...a: unknown[]) => unknown).apply(client, args);
     }) as typeof client.query;
     restore.push(() => {
