@@ -65,7 +65,7 @@ test('an event no handler knows is recorded in two messages: begin with the clai
   expect(stored.rows[0]?.payload.data.object.name).toBe(hostile);
 });
 
-test('a subscription change is three messages: the workspace lookup and the guarded update are one', async () => {
+test('a subscription change is three messages: the workspace lookup and the guarded update are one, then the commit alone', async () => {
   const workspace = await server.pool.query<{ id: string }>(
     `insert into public.workspaces (name, slug) values ('Round trips', $1) returning id`,
     [`round-trips-${Date.now()}`],
@@ -101,7 +101,7 @@ test('a subscription change is three messages: the workspace lookup and the guar
       expect(res.status).toBe(200);
       outcome = res.body.outcome;
     });
-    return { statements, outcome };
+    return { statements, outcome, id: event.id };
   };
   const now = Math.floor(Date.now() / 1000);
 
@@ -110,13 +110,13 @@ test('a subscription change is three messages: the workspace lookup and the guar
   expect(first.statements).toHaveLength(3);
   expect(first.statements[0]).toMatch(/^begin; insert into internal\.billing_events/);
   expect(first.statements[1]).toMatch(/internal\.billing_workspace_for\(.*update public\.subscriptions/s);
-  expect(first.statements[2]).toMatch(
-    /^update internal\.billing_events set status = 'processed'.*; commit$/s,
-  );
+  // The claim wrote the usual outcome, 'processed': the last message is the commit alone.
+  expect(first.statements[2]).toBe('commit');
   // An older event, found through the customer the first one linked, changes nothing.
   const older = await deliver(subscription('active', now - 60));
   expect(older.outcome).toBe('ignored');
   expect(older.statements).toHaveLength(3);
+  expect(older.statements[2]).toMatch(/^update internal\.billing_events set status = 'ignored'.*; commit$/s);
   const row = await server.pool.query(
     'select status, stripe_customer_id, last_event_created from public.subscriptions where workspace_id = $1',
     [workspaceId],
@@ -126,4 +126,13 @@ test('a subscription change is three messages: the workspace lookup and the guar
     stripe_customer_id: 'cus_round_trips_sub',
     last_event_created: String(now),
   });
+  const logged = await server.pool.query(
+    `select id, status, attempts, last_error, processed_at is not null as stamped
+     from internal.billing_events where id = any($1) order by created`,
+    [[first.id, older.id]],
+  );
+  expect(logged.rows).toEqual([
+    { id: older.id, status: 'ignored', attempts: 1, last_error: null, stamped: true },
+    { id: first.id, status: 'processed', attempts: 1, last_error: null, stamped: true },
+  ]);
 });
