@@ -196,3 +196,31 @@ test('metadata links a workspace without a customer; that customer then decides'
   expect(other.body.outcome).toBe('refused');
   expect(await state(c.ws)).toMatchObject({ plan: 'pro', stripe_customer_id: customer });
 });
+
+test("an event naming A's customer and B's subscription is refused, for subscriptions and invoices alike", async () => {
+  const a = await linkedWorkspace('Golf');
+  const b = await linkedWorkspace('Hotel');
+  const before = [await state(a.ws), await state(b.ws)];
+  const events = [
+    envelope(
+      'customer.subscription.updated',
+      subscriptionObject({ id: b.subscription, customer: a.customer, status: 'past_due' }),
+      { created: now() },
+    ),
+    envelope(
+      'invoice.payment_succeeded',
+      invoiceObject({ subscription: b.subscription, customer: a.customer, status: 'paid' }),
+      { created: now() },
+    ),
+  ];
+  for (const event of events) {
+    const res = await deliver(event);
+    expect(res.status, event.type).toBe(200);
+    expect(res.body.outcome, event.type).toBe('refused');
+    expect(await logged(event.id), event.type).toEqual({
+      status: 'failed',
+      last_error: `Refused: subscription ${b.subscription} belongs to another workspace than customer ${a.customer}`,
+    });
+  }
+  expect([await state(a.ws), await state(b.ws)]).toEqual(before);
+});

@@ -1,6 +1,8 @@
 // An event is applied in one transaction whose claim rides with the begin and whose status rides
-// with the commit: an event a handler does not know is two messages, and what is stored is exactly
-// what was sent, however hostile its strings (they travel as literals from literals.ts).
+// with the commit: an event a handler does not know is two messages, one a handler applies is
+// three (the workspace lookup and the order-guarded change are one prepared statement), and what
+// is stored is exactly what was sent, however hostile its strings (they travel as literals from
+// literals.ts).
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { PoolClient } from '../../src/server/db/pool.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
@@ -61,4 +63,76 @@ test('an event no handler knows is recorded in two messages: begin with the clai
   );
   expect(stored.rows[0]?.status).toBe('ignored');
   expect(stored.rows[0]?.payload.data.object.name).toBe(hostile);
+});
+
+test('a subscription change is three messages: the workspace lookup and the guarded update are one, then the commit alone', async () => {
+  const workspace = await server.pool.query<{ id: string }>(
+    `insert into public.workspaces (name, slug) values ('Round trips', $1) returning id`,
+    [`round-trips-${Date.now()}`],
+  );
+  const workspaceId = workspace.rows[0]!.id;
+  await server.pool.query(
+    'insert into public.subscriptions (workspace_id) values ($1) on conflict do nothing',
+    [workspaceId],
+  );
+  const subscription = (status: string, created: number) =>
+    envelope(
+      'customer.subscription.updated',
+      {
+        id: 'sub_round_trips',
+        object: 'subscription',
+        customer: 'cus_round_trips_sub',
+        status,
+        cancel_at_period_end: false,
+        metadata: { workspace_id: workspaceId },
+        items: { object: 'list', data: [{ current_period_end: created + 86400, price: { id: 'price_x' } }] },
+      },
+      { created },
+    );
+  const deliver = async (event: ReturnType<typeof subscription>) => {
+    const body = JSON.stringify(event);
+    let outcome: unknown;
+    const statements = await statementsDuring(async () => {
+      const res = await call(server, 'POST', '/api/billing/webhook', {
+        rawBody: body,
+        apikey: null,
+        headers: { 'stripe-signature': sign(body, server.config.paymentWebhookSecret) },
+      });
+      expect(res.status).toBe(200);
+      outcome = res.body.outcome;
+    });
+    return { statements, outcome, id: event.id };
+  };
+  const now = Math.floor(Date.now() / 1000);
+
+  const first = await deliver(subscription('past_due', now));
+  expect(first.outcome).toBe('processed');
+  expect(first.statements).toHaveLength(3);
+  expect(first.statements[0]).toMatch(/^begin; insert into internal\.billing_events/);
+  expect(first.statements[1]).toMatch(/internal\.billing_workspace_for\(.*update public\.subscriptions/s);
+  // The claim wrote the usual outcome, 'processed': the last message is the commit alone.
+  expect(first.statements[2]).toBe('commit');
+  // An older event, found through the customer the first one linked, changes nothing.
+  const older = await deliver(subscription('active', now - 60));
+  expect(older.outcome).toBe('ignored');
+  expect(older.statements).toHaveLength(3);
+  expect(older.statements[2]).toMatch(/^update internal\.billing_events set status = 'ignored'.*; commit$/s);
+  const row = await server.pool.query(
+    'select status, stripe_customer_id, last_event_created from public.subscriptions where workspace_id = $1',
+    [workspaceId],
+  );
+  expect(row.rows[0]).toEqual({
+    status: 'past_due',
+    stripe_customer_id: 'cus_round_trips_sub',
+    last_event_created: String(now),
+  });
+  const logged = await server.pool.query(
+    `select id, status, attempts, last_error, processed_at is not null as stamped
+     from internal.billing_events where id = any($1) order by created`,
+    [[first.id, older.id]],
+  );
+  expect(logged.rows).toEqual([
+    { id: older.id, status: 'ignored', attempts: 1, last_error: null, stamped: true },
+    { id: first.id, status: 'processed', attempts: 1, last_error: null, stamped: true },
+  ]);
 });

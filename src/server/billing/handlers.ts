@@ -26,76 +26,71 @@ const idOf = (value: unknown): string | null => str(value) ?? str(obj(value).id)
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/**
- * The workspace an event concerns. Once a workspace is linked to a Stripe customer, only events
- * naming that customer touch it: the customer (then the subscription) decides, whatever the
- * metadata says. Our metadata only finds a workspace that has no customer yet (an event that
- * overtakes the checkout linking it), and never relinks one whose customer is another.
- */
-async function workspaceFor(
-  tx: Tx,
-  hints: { workspaceId: string | null; subscriptionId: string | null; customerId: string | null },
-): Promise<string> {
-  const linked = await tx.query<{
-    workspace_id: string;
-    stripe_customer_id: string | null;
-    stripe_subscription_id: string | null;
-  }>(
-    `select workspace_id, stripe_customer_id, stripe_subscription_id from public.subscriptions
-     where ($1::text is not null and stripe_subscription_id = $1) or ($2::text is not null and stripe_customer_id = $2)`,
-    [hints.subscriptionId, hints.customerId],
-  );
-  const byCustomer = linked.rows.find((r) => hints.customerId && r.stripe_customer_id === hints.customerId);
-  const bySubscription = linked.rows.find(
-    (r) => hints.subscriptionId && r.stripe_subscription_id === hints.subscriptionId,
-  );
-  if (byCustomer) {
-    if (bySubscription && bySubscription.workspace_id !== byCustomer.workspace_id) {
-      throw new RefusedEvent(
-        `Refused: subscription ${hints.subscriptionId} belongs to another workspace than customer ${hints.customerId}`,
-      );
-    }
-    return byCustomer.workspace_id;
-  }
-  if (bySubscription) {
-    if (hints.customerId && bySubscription.stripe_customer_id) {
-      throw new RefusedEvent(
-        `Refused: subscription ${hints.subscriptionId} is linked to a workspace of another customer than ${hints.customerId}`,
-      );
-    }
-    return bySubscription.workspace_id;
-  }
-  if (hints.workspaceId && UUID.test(hints.workspaceId)) {
-    const named = await tx.query<{ stripe_customer_id: string | null }>(
-      'select stripe_customer_id from public.subscriptions where workspace_id = $1',
-      [hints.workspaceId],
-    );
-    const row = named.rows[0];
-    if (row && row.stripe_customer_id) {
-      throw new RefusedEvent(
-        `Refused: the metadata names workspace ${hints.workspaceId}, which is linked to another customer than ${hints.customerId ?? '(none)'}`,
-      );
-    }
-    if (row) return hints.workspaceId;
-  }
-  // Unknown for now: fail so the provider retries once the checkout has linked it.
-  throw new Error('No workspace is linked to this payment event yet');
+interface WorkspaceHints {
+  workspaceId: string | null;
+  subscriptionId: string | null;
+  customerId: string | null;
 }
 
-/** Applies `changes` only if this event is not older than the last one applied (order safety). */
+/** The lookup's answer: a workspace, or why the event is refused, or neither (not linked yet). */
+function workspaceFrom(row: { workspace_id: string | null; refusal: string | null } | undefined): string {
+  if (row?.refusal) throw new RefusedEvent(row.refusal);
+  // Unknown for now: fail so the provider retries once the checkout has linked it.
+  if (!row?.workspace_id) throw new Error('No workspace is linked to this payment event yet');
+  return row.workspace_id;
+}
+
+/** Our metadata's workspace id, when it is one (anything else names no workspace). */
+const workspaceHint = (hints: WorkspaceHints) =>
+  hints.workspaceId && UUID.test(hints.workspaceId) ? hints.workspaceId : null;
+
+/**
+ * The workspace an event concerns (internal.billing_workspace_for, migration 0035). Once a
+ * workspace is linked to a Stripe customer, only events naming that customer touch it: the
+ * customer (then the subscription) decides, whatever the metadata says. Our metadata only finds a
+ * workspace that has no customer yet (an event that overtakes the checkout linking it), and never
+ * relinks one whose customer is another.
+ */
+async function workspaceFor(tx: Tx, hints: WorkspaceHints): Promise<string> {
+  const found = await tx.query<{ workspace_id: string | null; refusal: string | null }>({
+    name: 'billing.workspace_for',
+    text: 'select workspace_id, refusal from internal.billing_workspace_for($1, $2, $3)',
+    values: [workspaceHint(hints), hints.subscriptionId, hints.customerId],
+  });
+  return workspaceFrom(found.rows[0]);
+}
+
+/**
+ * Finds the workspace (as workspaceFor) and applies `changes` to its subscription, unless this
+ * event is older than the last one applied (order safety), in ONE prepared statement: one round
+ * trip, planned once per connection. `changes` sees the event's creation time as $2 and `values`
+ * from $3 on; `kind` names the statement (one per handler).
+ */
 async function applyIfNewer(
   tx: Tx,
-  workspaceId: string,
+  kind: string,
+  hints: WorkspaceHints,
   event: VerifiedEvent,
   changes: string,
   values: unknown[],
-): Promise<HandlerOutcome> {
-  const result = await tx.query(
-    `update public.subscriptions set ${changes}, last_event_created = $2, updated_at = now()
-     where workspace_id = $1 and (last_event_created is null or last_event_created <= $2)`,
-    [workspaceId, event.created, ...values],
-  );
-  return (result.rowCount ?? 0) > 0 ? 'processed' : 'ignored';
+): Promise<{ outcome: HandlerOutcome; workspaceId: string }> {
+  const last = values.length + 2;
+  const result = await tx.query<{ workspace_id: string | null; refusal: string | null; applied: number }>({
+    name: `billing.apply.${kind}`,
+    text: `with target as (select * from internal.billing_workspace_for($1, $${last + 1}, $${last + 2})),
+      applied as (
+        update public.subscriptions s set ${changes}, last_event_created = $2, updated_at = now()
+        from target t
+        where s.workspace_id = t.workspace_id and t.refusal is null
+          and (s.last_event_created is null or s.last_event_created <= $2)
+        returning 1
+      )
+      select t.workspace_id, t.refusal, (select count(*) from applied)::int as applied from target t`,
+    values: [workspaceHint(hints), event.created, ...values, hints.subscriptionId, hints.customerId],
+  });
+  const row = result.rows[0];
+  const workspaceId = workspaceFrom(row);
+  return { outcome: row!.applied > 0 ? 'processed' : 'ignored', workspaceId };
 }
 
 /** Subscription fields in the current API (period end per item) and older ones (top level). */
@@ -132,25 +127,24 @@ function invoiceFields(invoice: StripeObject) {
 export function createBillingHandlers(options: BillingHandlerOptions): HandlerRegistry {
   const subscriptionChanged = async (tx: Tx, event: VerifiedEvent, deleted: boolean) => {
     const s = subscriptionFields(event.data.object);
-    const workspaceId = await workspaceFor(tx, {
-      workspaceId: s.workspaceId,
-      subscriptionId: s.id,
-      customerId: s.customer,
-    });
+    const hints = { workspaceId: s.workspaceId, subscriptionId: s.id, customerId: s.customer };
     if (deleted) {
-      return applyIfNewer(
+      const { outcome } = await applyIfNewer(
         tx,
-        workspaceId,
+        'subscription_deleted',
+        hints,
         event,
         `plan = 'free', status = 'canceled', cancel_at_period_end = false, past_due_since = null,
          current_period_end = $3, stripe_subscription_id = coalesce($4, stripe_subscription_id),
          stripe_customer_id = coalesce($5, stripe_customer_id)`,
         [s.periodEnd, s.id, s.customer],
       );
+      return outcome;
     }
-    return applyIfNewer(
+    const { outcome } = await applyIfNewer(
       tx,
-      workspaceId,
+      'subscription_changed',
+      hints,
       event,
       `plan = $3, status = $4, current_period_end = $5, cancel_at_period_end = $6, stripe_price_id = $7,
        stripe_subscription_id = coalesce($8, stripe_subscription_id), stripe_customer_id = coalesce($9, stripe_customer_id),
@@ -165,6 +159,7 @@ export function createBillingHandlers(options: BillingHandlerOptions): HandlerRe
         s.customer,
       ],
     );
+    return outcome;
   };
 
   return {
@@ -191,31 +186,32 @@ export function createBillingHandlers(options: BillingHandlerOptions): HandlerRe
     'invoice.payment_succeeded': async (tx, event) => {
       const invoice = invoiceFields(event.data.object);
       if (!invoice.subscriptionId) return 'ignored'; // a one-off invoice, not a subscription
-      const workspaceId = await workspaceFor(tx, {
-        workspaceId: invoice.workspaceId,
-        subscriptionId: invoice.subscriptionId,
-        customerId: invoice.customer,
-      });
-      return applyIfNewer(
+      const { outcome } = await applyIfNewer(
         tx,
-        workspaceId,
+        'invoice_paid',
+        {
+          workspaceId: invoice.workspaceId,
+          subscriptionId: invoice.subscriptionId,
+          customerId: invoice.customer,
+        },
         event,
         `past_due_since = null, status = case when status in ('past_due', 'unpaid', 'incomplete') then 'active' else status end,
          current_period_end = coalesce($3, current_period_end)`,
         [invoice.periodEnd],
       );
+      return outcome;
     },
     'invoice.payment_failed': async (tx, event) => {
       const invoice = invoiceFields(event.data.object);
       if (!invoice.subscriptionId) return 'ignored';
-      const workspaceId = await workspaceFor(tx, {
-        workspaceId: invoice.workspaceId,
-        subscriptionId: invoice.subscriptionId,
-        customerId: invoice.customer,
-      });
-      const outcome = await applyIfNewer(
+      const { outcome, workspaceId } = await applyIfNewer(
         tx,
-        workspaceId,
+        'invoice_failed',
+        {
+          workspaceId: invoice.workspaceId,
+          subscriptionId: invoice.subscriptionId,
+          customerId: invoice.customer,
+        },
         event,
         `status = 'past_due', past_due_since = coalesce(past_due_since, to_timestamp($2))`,
         [],

@@ -8,6 +8,8 @@ import { HttpError } from '../http/errors.js';
 
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
+const utf8 = new TextDecoder('utf-8');
+
 const eventShape = z.object({
   id: z.string().regex(/^evt_[A-Za-z0-9_]+$/, 'event id must look like evt_…'),
   object: z.literal('event'),
@@ -40,8 +42,10 @@ export function verifyWebhook(
   if (rawBody.byteLength === 0) throw badRequest('invalid_payload', 'Empty webhook payload');
   let parsed: unknown;
   try {
+    // Text, decoded once: given bytes, the SDK copies and decodes them twice (to sign, to parse).
+    // It signs and parses the decoded text either way, so the outcome is the same.
     parsed = Stripe.webhooks.constructEvent(
-      Buffer.from(rawBody),
+      utf8.decode(rawBody),
       signatureHeader,
       secret,
       SIGNATURE_TOLERANCE_SECONDS,

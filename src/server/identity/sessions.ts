@@ -50,8 +50,9 @@ export async function openSession(
   // The id is chosen here because the first refresh token names it.
   const sessionId = randomUUID();
   const refreshToken = newRefreshToken(sessionId);
-  const result = await db.query<{ id: string }>(
-    `with session as (
+  const result = await db.query<{ id: string }>({
+    name: 'auth.open_session', // prepared: parsed and planned once per connection
+    text: `with session as (
        insert into auth.sessions (id, user_id, amr, user_agent, ip, refresh_token_hash, refresh_rotated_at)
        values ($8, $1, $2, $3, $4::inet, $5, now()) returning id
      ), stamp as (
@@ -60,7 +61,7 @@ export async function openSession(
        select internal.password_sign_in_succeeded($6, $7) where $6::text is not null
      )
      select id from session left join cleared on true`,
-    [
+    values: [
       userId,
       JSON.stringify(amr),
       context.userAgent,
@@ -70,7 +71,7 @@ export async function openSession(
       signInAddressKey(context.ip),
       sessionId,
     ],
-  );
+  });
   return { sessionId: result.rows[0]!.id, userId, refreshToken, aal: 'aal1', amr };
 }
 

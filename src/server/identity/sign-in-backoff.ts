@@ -19,6 +19,10 @@ export function signInAddressKey(address: string | null): string {
   return (address ?? '').slice(0, 100);
 }
 
+const BEGIN_SIGN_IN = `select a.retry_after, u.*
+  from internal.begin_password_sign_in($1, $2, $3, $4, $5, $6, $7, $8, $9) as a(retry_after)
+  left join lateral (${SELECT_USER} where u.email = $1 and a.retry_after is null) u on true`;
+
 /**
  * Counts the attempt (per-address attempt limit, then this address's failures for the e-mail)
  * and, unless the address must wait, returns the user the e-mail names (null when unknown), all
@@ -31,11 +35,12 @@ export async function beginPasswordSignIn(
   address: string | null,
   limits: RateLimits,
 ): Promise<SignInAttempt> {
-  const result = await db.query<UserWithIdentities & { retry_after: number | null; id: string | null }>(
-    `select a.retry_after, u.*
-     from internal.begin_password_sign_in($1, $2, $3, $4, $5, $6, $7, $8, $9) as a(retry_after)
-     left join lateral (${SELECT_USER} where u.email = $1 and a.retry_after is null) u on true`,
-    [
+  // A prepared statement: parsed and planned once per connection (planning the user's JSON
+  // subqueries cost more than running them).
+  const result = await db.query<UserWithIdentities & { retry_after: number | null; id: string | null }>({
+    name: 'internal.begin_password_sign_in',
+    text: BEGIN_SIGN_IN,
+    values: [
       email,
       signInAddressKey(address),
       limits.windowSeconds,
@@ -46,7 +51,7 @@ export async function beginPasswordSignIn(
       limits.signInBackoffMaxSeconds,
       FAILURE_MEMORY_SECONDS,
     ],
-  );
+  });
   const row = result.rows[0]!;
   if (row.retry_after !== null) return { kind: 'wait', retryAfterSeconds: row.retry_after };
   if (row.id === null) return { kind: 'go', user: null };

@@ -1,0 +1,92 @@
+// A password sign-in costs the database as little as possible beside the hash: one prepared
+// statement before it (the attempt counted, the user read) and, when the password is right, one
+// after it (the session opened, the failures cleared). Prepared statements are parsed and planned
+// once per connection; planning the user's JSON subqueries cost more than running them.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { PoolClient } from '../../src/server/db/pool.js';
+import { call, startTestServer, type TestServer } from '../support/server.js';
+
+const PASSWORD = 'correct horse battery';
+let server: TestServer;
+let email: string;
+beforeAll(async () => {
+  server = await startTestServer();
+  email = `round-trips-${Date.now()}@example.com`;
+  const res = await call(server, 'POST', '/auth/v1/signup', { body: { email, password: PASSWORD } });
+  expect(res.status).toBe(200);
+});
+afterAll(async () => server?.close());
+
+interface Sent {
+  name?: string;
+  text: string;
+}
+
+/** Every statement the server's connections run while fn runs, with the name it is prepared under. */
+async function statementsDuring(fn: () => Promise<void>): Promise<Sent[]> {
+  const statements: Sent[] = [];
+  const restore: (() => void)[] = [];
+  const watched = new WeakSet<PoolClient>(); // a connection may be checked out twice meanwhile
+  const onAcquire = (client: PoolClient) => {
+    if (watched.has(client)) return;
+    watched.add(client);
+    const query = client.query;
+    client.query = ((...args: unknown[]) => {
+      const first = args[0] as string | { text: string; name?: string };
+      statements.push(typeof first === 'string' ? { text: first } : first);
+      return (query as (...a: unknown[]) => unknown).apply(client, args);
+    }) as typeof client.query;
+    restore.push(() => {
+      client.query = query;
+    });
+  };
+  server.pool.on('acquire', onAcquire);
+  try {
+    await fn();
+  } finally {
+    server.pool.off('acquire', onAcquire);
+    for (const undo of restore) undo();
+  }
+  return statements.map(({ name, text }) => ({ name, text }));
+}
+
+test('a password sign-in is two prepared statements: the attempt with the user, then the session', async () => {
+  for (let i = 0; i < 3; i++) {
+    let signedIn = false;
+    const statements = await statementsDuring(async () => {
+      const { data, error } = await server.client().auth.signInWithPassword({ email, password: PASSWORD });
+      expect(error).toBeNull();
+      signedIn = data.session !== null && data.user?.email === email;
+    });
+    expect(signedIn).toBe(true);
+    expect(statements.map((s) => s.name)).toEqual(['internal.begin_password_sign_in', 'auth.open_session']);
+    expect(statements[0]!.text).toMatch(/internal\.begin_password_sign_in\(/);
+    expect(statements[1]!.text).toMatch(/insert into auth\.sessions/);
+  }
+});
+
+test('a wrong password and an unknown e-mail are the same one prepared statement', async () => {
+  for (const [who, password] of [
+    [email, 'wrong password'],
+    [`nobody-${Date.now()}@example.com`, PASSWORD],
+  ] as const) {
+    let status = 0;
+    const statements = await statementsDuring(async () => {
+      const res = await call(server, 'POST', '/auth/v1/token?grant_type=password', {
+        body: { email: who, password },
+      });
+      status = res.status;
+      expect(res.body.error_code).toBe('invalid_credentials');
+    });
+    expect(status).toBe(400);
+    expect(statements.map((s) => s.name)).toEqual(['internal.begin_password_sign_in']);
+  }
+  // The wrong password was counted, and the right one still signs in (and clears it).
+  const { error } = await server.client().auth.signInWithPassword({ email, password: PASSWORD });
+  expect(error).toBeNull();
+  const left = await server.pool.query(
+    'select failures from internal.sign_in_failures where email = $1 and address <> $2',
+    [email, '*'],
+  );
+  expect(left.rows).toEqual([]);
+});
