@@ -9,7 +9,7 @@ import { cors } from 'hono/cors';
 import type { RequestIdVariables } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import { createBillingHandlers } from './billing/handlers.js';
-import { billingRoutes } from './billing/routes.js';
+import { billingRoutes, createWebhookHandler } from './billing/routes.js';
 import type { Config } from './config.js';
 import { createDataApi, dataApiRoutes } from './data-api/routes.js';
 import { SchemaCache } from './data-api/schema-cache.js';
@@ -61,6 +61,12 @@ async function databaseReady(pool: Pool): Promise<boolean> {
  */
 export function dataApiConnections(poolMax: number): number {
   return Math.max(1, poolMax - Math.max(2, Math.floor(poolMax / 4)));
+}
+
+/** The payment webhook's path, with or without a query string. */
+function isWebhookRequest(req: IncomingMessage): boolean {
+  const url = req.url ?? '';
+  return url === '/api/billing/webhook' || url.startsWith('/api/billing/webhook?');
 }
 
 /** Requests the data API answers on node:http directly: /rest/v1, except CORS preflights. */
@@ -180,15 +186,13 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
   });
   app.route('/rest/v1', dataApiRoutes(dataApi));
 
-  app.route(
-    '/api/billing',
-    billingRoutes({
-      pool,
-      logger,
-      webhookSecret: config.paymentWebhookSecret,
-      handlers: createBillingHandlers({ plans: config.billingPlans, appUrl: config.appUrl }),
-    }),
-  );
+  const webhook = createWebhookHandler({
+    pool,
+    logger,
+    webhookSecret: config.paymentWebhookSecret,
+    handlers: createBillingHandlers({ plans: config.billingPlans, appUrl: config.appUrl }),
+  });
+  app.route('/api/billing', billingRoutes(webhook));
 
   const unsubscribeKey = createUnsubscribeKey(config.jwtSecret);
   const digest = { pool, appUrl: config.appUrl, unsubscribeKey };
@@ -213,12 +217,16 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     return c.json({ error: 'internal_error', message: 'Internal server error' }, 500);
   });
 
-  // The server's listener: the data API on node:http directly (no web Request/Response objects
-  // per request, the hottest path), everything else through Hono.
+  // The server's listener: the data API and the payment webhook on node:http directly (no web
+  // Request/Response objects per request: the hottest paths), everything else through Hono.
   const honoListener = getRequestListener(app.fetch);
   const dataApiListener = serveOnNode(dataApi.handle, logger);
-  const listener = (req: IncomingMessage, res: ServerResponse): Promise<void> =>
-    isDataApiRequest(req) ? dataApiListener(req, res) : (honoListener(req, res) as Promise<void>);
+  const webhookListener = serveOnNode(webhook, logger, { cors: false });
+  const listener = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (isDataApiRequest(req)) return dataApiListener(req, res);
+    if (isWebhookRequest(req)) return webhookListener(req, res);
+    return honoListener(req, res) as Promise<void>;
+  };
 
   return { app, listener, identity, signer, schemaCache, digest };
 }

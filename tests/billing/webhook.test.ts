@@ -83,6 +83,36 @@ describe('statuses', () => {
     expect(res.status).toBe(413);
   });
 
+  test('405 for any other method; answers carry the request id and security headers, no CORS', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const res = await call(server, method, '/api/billing/webhook', { apikey: null });
+      expect(res.status).toBe(405);
+      expect(res.body).toEqual({ error: 'method_not_allowed', message: 'Use POST' });
+    }
+    const event = envelope('customer.created', { id: 'cus_headers', object: 'customer' });
+    const res = await call(server, 'POST', '/api/billing/webhook', {
+      rawBody: JSON.stringify(event),
+      apikey: null,
+      headers: {
+        'stripe-signature': sign(JSON.stringify(event), server.config.paymentWebhookSecret),
+        'x-request-id': 'evt-delivery-1',
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('x-request-id')).toBe('evt-delivery-1');
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    // The same security headers as every other platform answer.
+    const health = await call(server, 'GET', '/api/health', { apikey: null });
+    for (const name of [
+      'x-content-type-options',
+      'x-frame-options',
+      'referrer-policy',
+      'strict-transport-security',
+    ])
+      expect(res.headers.get(name)).toBe(health.headers.get(name));
+  });
+
   test('a duplicate delivery is acknowledged and recorded once', async () => {
     const event = envelope('customer.updated', { id: 'cus_dup' });
     const body = JSON.stringify(event);

@@ -1,8 +1,10 @@
-// In charge of POST /api/billing/webhook: a thin adapter that reads the raw body (1 MB cap),
-// verifies it, and hands the event to the event log. Errors are small JSON bodies.
+// In charge of POST /api/billing/webhook: reads the raw body (1 MB cap), verifies it, and hands
+// the event to the event log, answering a plain reply that the server's listener writes on
+// node:http directly (a thin Hono route serves in-process requests). Errors are small JSON bodies.
 import { Hono } from 'hono';
 import { readBodyBytes } from '../http/body.js';
 import { HttpError, isHttpError } from '../http/errors.js';
+import type { NodeApiInput, NodeApiReply } from '../http/node-api.js';
 import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.js';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
@@ -16,28 +18,46 @@ export interface BillingRouteDeps {
   handlers: HandlerRegistry;
 }
 
-export function billingRoutes(deps: BillingRouteDeps): Hono {
-  const app = new Hono();
-  app.onError((error, c) => {
-    const known = isHttpError(error)
-      ? error
-      : isDatabaseUnavailable(error)
-        ? databaseUnavailable(error)
-        : null;
-    if (known)
-      return c.json({ error: known.code, message: known.message }, known.status as 400, known.headers);
-    deps.logger.error({ err: error }, 'billing webhook failed');
-    return c.json({ error: 'internal_error', message: 'Internal server error' }, 500);
-  });
+const JSON_HEADERS = { 'content-type': 'application/json' };
 
-  app.post('/webhook', async (c) => {
-    const raw = await readBodyBytes(c.req.raw);
-    const event = verifyWebhook(raw, c.req.header('stripe-signature') ?? null, deps.webhookSecret);
-    const outcome = await receiveEvent(deps.pool, deps.handlers, deps.logger, event);
-    return c.json({ received: true, id: event.id, outcome });
-  });
-  app.all('/webhook', () => {
-    throw new HttpError(405, 'Use POST', { code: 'method_not_allowed' });
+function json(status: number, body: unknown, headers: Record<string, string> = {}): NodeApiReply {
+  return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
+}
+
+/** The webhook: POST only; every outcome, refusal and failure answered as a small JSON body. */
+export function createWebhookHandler(
+  deps: BillingRouteDeps,
+): (input: Pick<NodeApiInput, 'method' | 'headers' | 'body'>) => Promise<NodeApiReply> {
+  return async (input) => {
+    try {
+      if (input.method !== 'POST') throw new HttpError(405, 'Use POST', { code: 'method_not_allowed' });
+      const raw = await input.body();
+      const event = verifyWebhook(raw, input.headers.get('stripe-signature'), deps.webhookSecret);
+      const outcome = await receiveEvent(deps.pool, deps.handlers, deps.logger, event);
+      return json(200, { received: true, id: event.id, outcome });
+    } catch (error) {
+      const known = isHttpError(error)
+        ? error
+        : isDatabaseUnavailable(error)
+          ? databaseUnavailable(error)
+          : null;
+      if (known) return json(known.status, { error: known.code, message: known.message }, known.headers);
+      deps.logger.error({ err: error }, 'billing webhook failed');
+      return json(500, { error: 'internal_error', message: 'Internal server error' });
+    }
+  };
+}
+
+/** The Hono route for in-process requests; the server's listener serves the webhook on node:http. */
+export function billingRoutes(handle: ReturnType<typeof createWebhookHandler>): Hono {
+  const app = new Hono();
+  app.all('/webhook', async (c) => {
+    const answer = await handle({
+      method: c.req.method,
+      headers: c.req.raw.headers,
+      body: () => readBodyBytes(c.req.raw),
+    });
+    return new Response(answer.body, { status: answer.status, headers: answer.headers });
   });
   return app;
 }

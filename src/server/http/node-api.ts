@@ -55,12 +55,16 @@ export interface NodeApiReply {
   body: string | null;
 }
 
-const EXPOSED = CORS_EXPOSED_HEADERS.join(',');
+const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': CORS_EXPOSED_HEADERS.join(','),
+};
 
-/** A node:http request listener answering every request with `handle`. */
+/** A node:http request listener answering every request with `handle`; `cors` for the client-facing APIs. */
 export function serveOnNode(
   handle: (input: NodeApiInput) => Promise<NodeApiReply>,
   logger: Logger,
+  options: { cors: boolean } = { cors: true },
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     const started = performance.now();
@@ -90,8 +94,7 @@ export function serveOnNode(
       ...answer.headers,
       ...API_SECURITY_HEADERS,
       'X-Request-Id': requestId,
-      'Access-Control-Allow-Origin': '*',
-      'Access-Control-Expose-Headers': EXPOSED,
+      ...(options.cors ? CORS_HEADERS : {}),
     };
     if (answer.body !== null) headers['Content-Length'] = Buffer.byteLength(answer.body);
     // A body refused for its size was not read to its end: close rather than read the rest.
