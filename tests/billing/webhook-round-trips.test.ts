@@ -4,8 +4,8 @@
 // is stored is exactly what was sent, however hostile its strings (they travel as literals from
 // literals.ts).
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { PoolClient } from '../../src/server/db/pool.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
+import { statementsDuring as sentDuring } from '../support/statements.js';
 import { envelope, sign } from '../support/stripe-events.js';
 
 let server: TestServer;
@@ -14,30 +14,9 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
-/** Every statement the server's connections run while fn runs. */
-async function statementsDuring(fn: () => Promise<void>): Promise<string[]> {
-  const statements: string[] = [];
-  const restore: (() => void)[] = [];
-  const onAcquire = (client: PoolClient) => {
-    const query = client.query;
-    client.query = ((...args: unknown[]) => {
-      const first = args[0] as string | { text: string };
-      statements.push(typeof first === 'string' ? first : first.text);
-      return (query as (...a: unknown[]) => unknown).apply(client, args);
-    }) as typeof client.query;
-    restore.push(() => {
-      client.query = query;
-    });
-  };
-  server.pool.on('acquire', onAcquire);
-  try {
-    await fn();
-  } finally {
-    server.pool.off('acquire', onAcquire);
-    for (const undo of restore) undo();
-  }
-  return statements;
-}
+/** Every statement the server's connections run while fn runs, as text. */
+const statementsDuring = async (fn: () => Promise<void>): Promise<string[]> =>
+  (await sentDuring(server.pool, fn)).map((s) => s.text);
 
 test('an event no handler knows is recorded in two messages: begin with the claim, the status with the commit', async () => {
   const hostile = `it's a "quote", a back\\slash, E'\\x00', $1 $$ dollar $$, ✓ 😀`;

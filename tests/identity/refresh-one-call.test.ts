@@ -3,8 +3,8 @@
 // GET /user renders it, the session's own aal, and a refused grant (banned user) changes nothing.
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { PoolClient } from '../../src/server/db/pool.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
+import { statementsDuring } from '../support/statements.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -27,27 +27,11 @@ const refresh = (token: string) =>
 test('a refresh grant is one statement on one connection, outside any explicit transaction', async () => {
   const session = await signedUp();
   // Every statement any checked-out connection runs while the grant is served.
-  const statements: string[] = [];
-  const restore: (() => void)[] = [];
-  const onAcquire = (client: PoolClient) => {
-    const query = client.query;
-    client.query = ((...args: unknown[]) => {
-      const first = args[0] as string | { text: string };
-      statements.push(typeof first === 'string' ? first : first.text);
-      return (query as (...a: unknown[]) => unknown).apply(client, args);
-    }) as typeof client.query;
-    restore.push(() => {
-      client.query = query;
-    });
-  };
-  server.pool.on('acquire', onAcquire);
-  try {
+  const sent = await statementsDuring(server.pool, async () => {
     const res = await refresh(session.refresh_token);
     expect(res.status).toBe(200);
-  } finally {
-    server.pool.off('acquire', onAcquire);
-    for (const undo of restore) undo();
-  }
+  });
+  const statements = sent.map((s) => s.text);
   expect(statements).toEqual(['select * from auth.refresh_grant($1, $2, $3, $4, $5, $6, $7, $8)']);
 });
 

@@ -3,8 +3,8 @@
 // after it (the session opened, the failures cleared). Prepared statements are parsed and planned
 // once per connection; planning the user's JSON subqueries cost more than running them.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { PoolClient } from '../../src/server/db/pool.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
+import { statementsDuring as sentDuring } from '../support/statements.js';
 
 const PASSWORD = 'correct horse battery';
 let server: TestServer;
@@ -17,38 +17,8 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
-interface Sent {
-  name?: string;
-  text: string;
-}
-
 /** Every statement the server's connections run while fn runs, with the name it is prepared under. */
-async function statementsDuring(fn: () => Promise<void>): Promise<Sent[]> {
-  const statements: Sent[] = [];
-  const restore: (() => void)[] = [];
-  const watched = new WeakSet<PoolClient>(); // a connection may be checked out twice meanwhile
-  const onAcquire = (client: PoolClient) => {
-    if (watched.has(client)) return;
-    watched.add(client);
-    const query = client.query;
-    client.query = ((...args: unknown[]) => {
-      const first = args[0] as string | { text: string; name?: string };
-      statements.push(typeof first === 'string' ? { text: first } : first);
-      return (query as (...a: unknown[]) => unknown).apply(client, args);
-    }) as typeof client.query;
-    restore.push(() => {
-      client.query = query;
-    });
-  };
-  server.pool.on('acquire', onAcquire);
-  try {
-    await fn();
-  } finally {
-    server.pool.off('acquire', onAcquire);
-    for (const undo of restore) undo();
-  }
-  return statements.map(({ name, text }) => ({ name, text }));
-}
+const statementsDuring = (fn: () => Promise<void>) => sentDuring(server.pool, fn);
 
 test('a password sign-in is two prepared statements: the attempt with the user, then the session', async () => {
   for (let i = 0; i < 3; i++) {
