@@ -1,5 +1,6 @@
 // Test support: the statements a server's pool runs while something happens, to hold a request to
-// its number of round trips (each client.query call is one message to PostgreSQL).
+// its number of round trips (each client.query call is one round trip to PostgreSQL; a pipeline of
+// several statements is recorded as their texts joined with "; ").
 import type { Pool, PoolClient } from '../../src/server/db/pool.js';
 
 export interface SentStatement {
@@ -18,8 +19,11 @@ export async function statementsDuring(pool: Pool, fn: () => Promise<unknown>): 
     watched.add(client);
     const query = client.query;
     client.query = ((...args: unknown[]) => {
-      const first = args[0] as string | { text: string; name?: string };
-      statements.push(typeof first === 'string' ? { text: first } : { name: first.name, text: first.text });
+      const first = args[0] as string | { text: string; name?: string } | { statements: { text: string }[] };
+      if (typeof first === 'string') statements.push({ text: first });
+      else if ('statements' in first)
+        statements.push({ text: first.statements.map((s) => s.text).join('; ') });
+      else statements.push({ name: first.name, text: first.text });
       return (query as (...a: unknown[]) => unknown).apply(client, args);
     }) as typeof client.query;
     restore.push(() => {

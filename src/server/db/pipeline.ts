@@ -4,7 +4,6 @@
 // (Parse and Describe ride in the same message), so PostgreSQL parses it once per connection and
 // can keep its plan; the results are read with the row descriptions recorded then (decision 0027).
 import pgUtils from 'pg/lib/utils.js';
-import { LiteralError } from './literals.js';
 import type { PoolClient } from './pool.js';
 
 export interface PipelineStatement {
@@ -33,6 +32,14 @@ export const MAX_PREPARED_PER_CONNECTION = 256;
 /** Per connection, its prepared statements by text, least recently used first. */
 const preparedByConnection = new WeakMap<object, Map<string, Prepared>>();
 let nextName = 0;
+
+/** A statement text holding NUL, refused before it is sent, as PostgreSQL refuses a NUL value. */
+export class NulInStatement extends Error {
+  override name = 'NulInStatement';
+  /** the SQLSTATE PostgreSQL itself gives a NUL in text */
+  readonly code = '22021';
+  readonly severity = 'ERROR';
+}
 
 /** The parts of pg's Connection the pipeline writes to (not in pg's published types). */
 interface Connection {
@@ -83,7 +90,8 @@ class StatementPipeline {
   };
 
   constructor(
-    private readonly statements: readonly PipelineStatement[],
+    /** what this round trip runs (read by tests that count round trips) */
+    readonly statements: readonly PipelineStatement[],
     private readonly types: TypeParsers,
     timeoutMs: number | undefined,
     callback: (error: Error | null, rows?: Rows[]) => void,
@@ -110,7 +118,7 @@ class StatementPipeline {
     // Statement text travels as a C string: a NUL would end it early and desynchronise the
     // connection. PostgreSQL text cannot hold one anyway; refuse as it refuses a NUL value.
     if (this.statements.some((s) => s.text.includes('\u0000'))) {
-      return new LiteralError('invalid byte sequence for encoding "UTF8": 0x00');
+      return new NulInStatement('invalid byte sequence for encoding "UTF8": 0x00');
     }
     try {
       values = this.statements.map((s) => s.values.map((v) => pgUtils.prepareValue(v)));

@@ -2,7 +2,6 @@
 // exactly as PostgREST does it) and withService (the narrow, RLS-bypassing path for trusted
 // server work such as the identity service itself). Both run one transaction per call.
 import type { QueryConfig } from 'pg';
-import { inlineParameters } from './literals.js';
 import { runPipeline } from './pipeline.js';
 import { statementTimeoutOf, type Pool, type PoolClient } from './pool.js';
 
@@ -127,10 +126,10 @@ export interface Statement {
 
 /**
  * withService for short transactions of trusted server work, two round trips shorter: the first
- * statement rides with the `begin` and the last (if fn names one) with the `commit`, each pair in
- * one simple-protocol message, their values as literals from literals.ts. An error anywhere leaves
- * the transaction aborted (PostgreSQL skips the rest of a message after an error) and it is rolled
- * back, as in withService.
+ * statement rides with the `begin` and the last (if fn names one) with the `commit`, each pair one
+ * round trip of prepared statements with their values as parameters (pipeline.ts). An error
+ * anywhere leaves the transaction aborted (PostgreSQL skips the rest of a pipeline after an error)
+ * and it is rolled back, as in withService.
  */
 export async function withServiceFolded<T>(
   pool: Pool,
@@ -138,11 +137,10 @@ export async function withServiceFolded<T>(
   fn: (tx: Tx, firstRows: Record<string, unknown>[]) => Promise<{ value: T; last?: Statement }>,
 ): Promise<T> {
   return onConnection(pool, async (tx) => {
-    const opened = (await tx.query(`begin; ${inlineParameters(first.text, first.values)}`)) as unknown as {
-      rows: Record<string, unknown>[];
-    }[];
-    const { value, last } = await fn(tx, opened[1]?.rows ?? []);
-    await tx.query(last ? `${inlineParameters(last.text, last.values)}; commit` : 'commit');
+    const opened = await runPipeline(tx, [{ text: 'begin', values: [] }, first]);
+    const { value, last } = await fn(tx, opened[1] ?? []);
+    if (last) await runPipeline(tx, [last, { text: 'commit', values: [] }]);
+    else await tx.query('commit');
     return value;
   });
 }
