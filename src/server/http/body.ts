@@ -81,8 +81,16 @@ export function readNodeBody(request: IncomingMessage, limit = MAX_BODY_BYTES): 
       }
       chunks.push(chunk);
     };
+    let ended = false;
     request.on('data', onData);
-    request.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)));
+    request.once('end', () => {
+      ended = true;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
+    });
     request.once('error', reject);
+    // A client that goes away mid-body ends the request without an 'end': stop waiting for it.
+    request.once('close', () => {
+      if (!ended) reject(new HttpError(400, 'The request body ended early', { code: 'body_incomplete' }));
+    });
   });
 }
