@@ -4,7 +4,12 @@
 // transaction-local settings end with it, and values travel as parameters (hostile ones too).
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createPool, type Pool, type PoolClient } from '../../src/server/db/pool.js';
-import { MAX_PREPARED_PER_CONNECTION, runPipeline } from '../../src/server/db/pipeline.js';
+import {
+  MAX_KEPT_STATEMENT_TEXT,
+  MAX_PREPARED_PER_CONNECTION,
+  MAX_PREPARED_TEXT_PER_CONNECTION,
+  runPipeline,
+} from '../../src/server/db/pipeline.js';
 import { createTestDatabase } from '../support/server.js';
 
 let pool: Pool;
@@ -113,6 +118,38 @@ test('the statements kept per connection are bounded, least recently used closed
     "select count(*)::int as n from pg_prepared_statements where statement = 'select $1::int as hot'",
   );
   expect(hotStatements.rows[0]!.n).toBe(1);
+});
+
+test('the text kept per connection is bounded too, and a long statement is never kept', async () => {
+  const filler = (i: number, size: number) => `select $1::int + ${i} as n /* ${'x'.repeat(size)} */`;
+  for (let i = 0; i < 120; i++) {
+    await runPipeline(client, [{ text: filler(i, 4000), values: [1] }]);
+  }
+  const kept = await client.query<{ n: number; bytes: number }>(
+    "select count(*)::int as n, coalesce(sum(length(statement)), 0)::int as bytes from pg_prepared_statements where name like 'tenantry_%'",
+  );
+  expect(kept.rows[0]!.bytes).toBeLessThanOrEqual(MAX_PREPARED_TEXT_PER_CONNECTION);
+  const before = await preparedCount();
+  const long = filler(-1, MAX_KEPT_STATEMENT_TEXT);
+  for (let i = 0; i < 3; i++) {
+    expect(
+      await runPipeline(client, [
+        { text: long, values: [i] },
+        { text: long, values: [i + 1] },
+      ]),
+    ).toEqual([[{ n: i - 1 }], [{ n: i }]]);
+  }
+  expect(await preparedCount()).toBe(before);
+});
+
+test('a kept statement whose plan no longer fits is parsed afresh after its error', async () => {
+  await client.query('create table pipeline_shape (id int)');
+  await client.query('insert into pipeline_shape values (1)');
+  const text = 'select * from pipeline_shape';
+  expect(await runPipeline(client, [{ text, values: [] }])).toEqual([[{ id: 1 }]]);
+  await client.query("alter table pipeline_shape add column label text default 'one'");
+  await expect(runPipeline(client, [{ text, values: [] }])).rejects.toMatchObject({ code: '0A000' });
+  expect(await runPipeline(client, [{ text, values: [] }])).toEqual([[{ id: 1, label: 'one' }]]);
 });
 
 test('a read that outlives the driver timeout fails instead of waiting forever', async () => {

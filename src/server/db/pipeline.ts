@@ -3,6 +3,7 @@
 // statement is a prepared statement of its connection, named when its text is first sent there
 // (Parse and Describe ride in the same message), so PostgreSQL parses it once per connection and
 // can keep its plan; the results are read with the row descriptions recorded then (decision 0027).
+import { randomBytes } from 'node:crypto';
 import pgUtils from 'pg/lib/utils.js';
 import type { PoolClient } from './pool.js';
 
@@ -18,6 +19,7 @@ interface FieldDescription {
 
 /** A statement prepared on one connection: its name there and the columns it answers. */
 interface Prepared {
+  /** '' for the unnamed statement (kept by PostgreSQL only until the next Parse) */
   name: string;
   /** null until the Describe that follows its Parse has been answered */
   fields: FieldDescription[] | null;
@@ -25,13 +27,31 @@ interface Prepared {
 
 /**
  * Statements kept per connection. Each costs memory in its server process (the parse tree and,
- * once PostgreSQL settles on it, a plan); the least recently used is closed beyond this.
+ * once PostgreSQL settles on it, a plan), roughly in proportion to its text, so both their number
+ * and their text are bounded; the least recently used is closed beyond either.
  */
 export const MAX_PREPARED_PER_CONNECTION = 256;
+export const MAX_PREPARED_TEXT_PER_CONNECTION = 256 * 1024;
+/** A longer statement is parsed each time as the unnamed statement instead of being kept. */
+export const MAX_KEPT_STATEMENT_TEXT = 8 * 1024;
 
-/** Per connection, its prepared statements by text, least recently used first. */
-const preparedByConnection = new WeakMap<object, Map<string, Prepared>>();
+/** What one connection keeps: its prepared statements by text, least recently used first. */
+interface Kept {
+  statements: Map<string, Prepared>;
+  textLength: number;
+}
+
+const keptByConnection = new WeakMap<object, Kept>();
+// Names differ between processes too, so a statement can never be taken for another process's
+// through a pooler that shares server connections.
+const NAME_PREFIX = `tenantry_${randomBytes(4).toString('hex')}_`;
 let nextName = 0;
+
+/** Errors after which the statements a pipeline used are not used again on that connection. */
+const STALE_STATEMENT = new Set([
+  '0A000', // cached plan must not change result type
+  '26000', // prepared statement does not exist
+]);
 
 /** A statement text holding NUL, refused before it is sent, as PostgreSQL refuses a NUL value. */
 export class NulInStatement extends Error {
@@ -74,20 +94,14 @@ class StatementPipeline {
   private readonly results: Rows[] = [];
   /** the statement whose Execute is being answered */
   private current = 0;
-  /** statements whose Parse was sent here, in order: each ParseComplete records the next one */
-  private readonly parsing: { text: string; prepared: Prepared }[] = [];
-  /** statements whose Describe is still to be answered, in order */
-  private readonly describing: Prepared[] = [];
-  private readonly used: Prepared[] = [];
+  /**
+   * Statements whose Describe is still to be answered, in order. An answer means the Parse before
+   * it succeeded: only then is a statement to be kept recorded as kept.
+   */
+  private readonly describing: { text: string; prepared: Prepared; keep: boolean }[] = [];
+  private readonly used: { text: string; prepared: Prepared }[] = [];
   private connection: Connection | undefined;
-  private readonly onParseComplete = () => {
-    const next = this.parsing.shift();
-    if (next) this.known().set(next.text, next.prepared);
-  };
-  private readonly onNoData = () => {
-    const described = this.describing.shift();
-    if (described) described.fields = [];
-  };
+  private readonly onNoData = () => this.described([]);
 
   constructor(
     /** what this round trip runs (read by tests that count round trips) */
@@ -101,60 +115,80 @@ class StatementPipeline {
     this.results = statements.map(() => []);
   }
 
-  private known(): Map<string, Prepared> {
+  private kept(): Kept {
     const connection = this.connection!;
-    let known = preparedByConnection.get(connection);
-    if (!known) {
-      known = new Map();
-      preparedByConnection.set(connection, known);
+    let kept = keptByConnection.get(connection);
+    if (!kept) {
+      kept = { statements: new Map(), textLength: 0 };
+      keptByConnection.set(connection, kept);
     }
-    return known;
+    return kept;
+  }
+
+  private described(fields: FieldDescription[]): void {
+    const next = this.describing.shift();
+    if (!next) return;
+    next.prepared.fields = fields;
+    if (next.keep) {
+      const kept = this.kept();
+      kept.statements.set(next.text, next.prepared);
+      kept.textLength += next.text.length;
+    }
   }
 
   submit(connection: Connection): Error | null {
-    // Values become wire text before anything is sent, so a value the driver cannot convert
-    // fails the whole pipeline before any statement of it runs.
-    let values: unknown[][];
     // Statement text travels as a C string: a NUL would end it early and desynchronise the
     // connection. PostgreSQL text cannot hold one anyway; refuse as it refuses a NUL value.
     if (this.statements.some((s) => s.text.includes('\u0000'))) {
       return new NulInStatement('invalid byte sequence for encoding "UTF8": 0x00');
     }
+    // Values become wire text before anything is sent, so a value the driver cannot convert
+    // fails the whole pipeline before any statement of it runs.
+    let values: unknown[][];
     try {
       values = this.statements.map((s) => s.values.map((v) => pgUtils.prepareValue(v)));
     } catch (error) {
       return error instanceof Error ? error : new Error(String(error));
     }
     this.connection = connection;
-    connection.on('parseComplete', this.onParseComplete);
     connection.on('noData', this.onNoData);
-    const known = this.known();
+    const kept = this.kept();
     connection.stream.cork?.();
     try {
-      // Room for the statements this pipeline may add: closing a statement cannot fail, so the
+      // Room for the statements this pipeline may keep: closing a statement cannot fail, so the
       // closes go first and are done whatever happens after them.
-      const fresh = this.statements.filter((s) => !known.get(s.text)?.fields).length;
-      for (const [text, prepared] of known) {
-        if (known.size + fresh <= MAX_PREPARED_PER_CONNECTION) break;
-        known.delete(text);
+      const fresh = this.statements.filter(
+        (s) => s.text.length <= MAX_KEPT_STATEMENT_TEXT && !kept.statements.has(s.text),
+      );
+      const freshLength = fresh.reduce((sum, s) => sum + s.text.length, 0);
+      for (const [text, prepared] of kept.statements) {
+        if (
+          kept.statements.size + fresh.length <= MAX_PREPARED_PER_CONNECTION &&
+          kept.textLength + freshLength <= MAX_PREPARED_TEXT_PER_CONNECTION
+        )
+          break;
+        kept.statements.delete(text);
+        kept.textLength -= text.length;
         connection.close({ type: 'S', name: prepared.name });
       }
       const sent = new Map<string, Prepared>();
       for (const [index, statement] of this.statements.entries()) {
-        let prepared = sent.get(statement.text) ?? known.get(statement.text);
-        if (prepared?.fields) {
+        const text = statement.text;
+        let prepared = sent.get(text) ?? kept.statements.get(text);
+        if (prepared && !sent.has(text)) {
           // Most recently used last: delete and set again.
-          known.delete(statement.text);
-          known.set(statement.text, prepared);
+          kept.statements.delete(text);
+          kept.statements.set(text, prepared);
         } else if (!prepared) {
-          prepared = { name: `tenantry_${(nextName++).toString(36)}`, fields: null };
-          connection.parse({ name: prepared.name, text: statement.text, types: [] });
+          const keep = text.length <= MAX_KEPT_STATEMENT_TEXT;
+          prepared = { name: keep ? `${NAME_PREFIX}${(nextName++).toString(36)}` : '', fields: null };
+          connection.parse({ name: prepared.name, text, types: [] });
           connection.describe({ type: 'S', name: prepared.name });
-          this.parsing.push({ text: statement.text, prepared });
-          this.describing.push(prepared);
-          sent.set(statement.text, prepared);
+          this.describing.push({ text, prepared, keep });
+          // The unnamed statement is replaced by the next Parse: never reused, even here.
+          if (keep) sent.set(text, prepared);
         }
-        this.used.push(prepared);
+        this.used.push({ text, prepared });
         connection.bind({
           portal: '',
           statement: prepared.name,
@@ -172,12 +206,11 @@ class StatementPipeline {
   }
 
   handleRowDescription(message: { fields: FieldDescription[] }): void {
-    const described = this.describing.shift();
-    if (described) described.fields = message.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID }));
+    this.described(message.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })));
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
-    const fields = this.used[this.current]?.fields;
+    const fields = this.used[this.current]?.prepared.fields;
     if (!fields) return;
     const row: Record<string, unknown> = {};
     for (let i = 0; i < fields.length; i++) {
@@ -213,6 +246,18 @@ class StatementPipeline {
 
   handleError(error: Error): void {
     this.detach();
+    const code = (error as { code?: unknown }).code;
+    if (this.connection && typeof code === 'string' && STALE_STATEMENT.has(code)) {
+      // A statement whose plan no longer fits, or that the server no longer has: parse afresh
+      // next time, under a new name (the old one, if it still exists, is left unused).
+      const kept = this.kept();
+      for (const { text, prepared } of this.used) {
+        if (kept.statements.get(text) === prepared) {
+          kept.statements.delete(text);
+          kept.textLength -= text.length;
+        }
+      }
+    }
     this.callback(error);
   }
 
@@ -222,7 +267,6 @@ class StatementPipeline {
   }
 
   private detach(): void {
-    this.connection?.off('parseComplete', this.onParseComplete);
     this.connection?.off('noData', this.onNoData);
   }
 }

@@ -55,6 +55,10 @@ export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Pr
   }
 }
 
+function bodyIncomplete(): HttpError {
+  return new HttpError(400, 'The request body ended early', { code: 'body_incomplete' });
+}
+
 function payloadTooLarge(limit: number): HttpError {
   return new HttpError(413, `Request body is larger than ${limit} bytes`, {
     code: 'request_too_large',
@@ -68,6 +72,8 @@ function payloadTooLarge(limit: number): HttpError {
 export function readNodeBody(request: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
   const declared = request.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(payloadTooLarge(limit));
+  // A client gone before the body was asked for: no 'end', 'error' or 'close' is still to come.
+  if (request.destroyed) return Promise.reject(bodyIncomplete());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
@@ -90,7 +96,7 @@ export function readNodeBody(request: IncomingMessage, limit = MAX_BODY_BYTES): 
     request.once('error', reject);
     // A client that goes away mid-body ends the request without an 'end': stop waiting for it.
     request.once('close', () => {
-      if (!ended) reject(new HttpError(400, 'The request body ended early', { code: 'body_incomplete' }));
+      if (!ended) reject(bodyIncomplete());
     });
   });
 }
