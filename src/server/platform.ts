@@ -7,7 +7,6 @@ import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import type { RequestIdVariables } from 'hono/request-id';
-import { secureHeaders } from 'hono/secure-headers';
 import { createBillingHandlers } from './billing/handlers.js';
 import { billingRoutes, createWebhookHandler } from './billing/routes.js';
 import type { Config } from './config.js';
@@ -18,7 +17,7 @@ import { digestRoutes } from './digest/routes.js';
 import { runDigest } from './digest/run.js';
 import { createUnsubscribeKey } from './digest/unsubscribe-token.js';
 import type { Pool } from './db/pool.js';
-import { CORS_EXPOSED_HEADERS, requestIdFrom, serveOnNode } from './http/node-api.js';
+import { API_SECURITY_HEADERS, CORS_EXPOSED_HEADERS, requestIdFrom, serveOnNode } from './http/node-api.js';
 import { databaseUnavailable, isDatabaseUnavailable } from './http/unavailable.js';
 import { createTokenSigner } from './identity/access-tokens.js';
 import { identityRoutes } from './identity/routes.js';
@@ -117,7 +116,10 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     );
   });
   // API responses are JSON for programs: no framing, no sniffing, no referrer, HSTS for HTTPS.
-  app.use(secureHeaders({ crossOriginResourcePolicy: false, crossOriginOpenerPolicy: false }));
+  app.use(async (c, next) => {
+    await next();
+    for (const [name, value] of Object.entries(API_SECURITY_HEADERS)) c.res.headers.set(name, value);
+  });
   // Browser apps on other origins use supabase-js against these two APIs, as with Supabase.
   const apiCors = cors({
     origin: '*',

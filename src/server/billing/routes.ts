@@ -4,7 +4,7 @@
 import { Hono } from 'hono';
 import { readBodyBytes } from '../http/body.js';
 import { HttpError, isHttpError } from '../http/errors.js';
-import type { NodeApiInput, NodeApiReply } from '../http/node-api.js';
+import { toResponse, type ApiInput, type Reply } from '../http/reply.js';
 import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.js';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
@@ -20,14 +20,14 @@ export interface BillingRouteDeps {
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
-function json(status: number, body: unknown, headers: Record<string, string> = {}): NodeApiReply {
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Reply {
   return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
 /** The webhook: POST only; every outcome, refusal and failure answered as a small JSON body. */
 export function createWebhookHandler(
   deps: BillingRouteDeps,
-): (input: Pick<NodeApiInput, 'method' | 'headers' | 'body'>) => Promise<NodeApiReply> {
+): (input: Pick<ApiInput, 'method' | 'headers' | 'body'>) => Promise<Reply> {
   return async (input) => {
     try {
       if (input.method !== 'POST') throw new HttpError(405, 'Use POST', { code: 'method_not_allowed' });
@@ -57,7 +57,7 @@ export function billingRoutes(handle: ReturnType<typeof createWebhookHandler>): 
       headers: c.req.raw.headers,
       body: () => readBodyBytes(c.req.raw),
     });
-    return new Response(answer.body, { status: answer.status, headers: answer.headers });
+    return toResponse(answer);
   });
   return app;
 }

@@ -3,7 +3,7 @@
 // answered with a generic body; internal messages never reach the client.
 import { HttpError, isHttpError } from '../http/errors.js';
 import { isDatabaseUnavailable } from '../http/unavailable.js';
-import type { Reply } from './reply.js';
+import type { Reply } from '../http/reply.js';
 
 interface PgError {
   code: string;

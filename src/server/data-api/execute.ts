@@ -1,7 +1,7 @@
 // In charge of running a data-API request, and the only module that touches the database.
 // prepare() is pure: it plans the request against a schema, within the request limits, and
 // writes its one SQL statement; execute() runs that statement as the caller in one transaction
-// (read-only for GET/HEAD), sent with the caller's settings as one message (with the EXPLAIN of
+// (read-only for GET/HEAD), sent with the caller's settings in one round trip (with the EXPLAIN of
 // a planned count, or only the EXPLAIN for a plan request), ended by a commit or, when asked, a
 // rollback, and hands the single result row to response.ts.
 import { statementTimeoutOf, type Pool } from '../db/pool.js';

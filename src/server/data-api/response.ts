@@ -1,9 +1,9 @@
 // In charge of turning what the database answered into PostgREST's HTTP response: the status
 // (200/201/204/206/416/406), Content-Range, Content-Type, Preference-Applied, Content-Profile,
 // Location, and the body, which arrives from Postgres as ready JSON or CSV text and is passed
-// through untouched, as a Reply (reply.ts). Pure.
+// through untouched, as a Reply (http/reply.ts). Pure.
 import { HttpError } from '../http/errors.js';
-import { reply, type Reply } from './reply.js';
+import { reply, type Reply } from '../http/reply.js';
 import type { DataMedia, OutputMedia } from './media-types.js';
 import { appliedPreferences, type RequestKind } from './preferences.js';
 import type { ApiRequest } from './request.js';

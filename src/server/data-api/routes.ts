@@ -4,7 +4,6 @@
 // execute -> respond, answering a Reply. It is the one place errors are rendered in PostgREST's
 // format. The server's listener carries it on node:http directly; a thin Hono route serves
 // in-process requests.
-import type { IncomingMessage } from 'node:http';
 import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { DataApiExposure, DataApiLimits } from '../config.js';
@@ -15,6 +14,7 @@ import { clientAddress } from '../http/client-address.js';
 import { FairGate } from '../http/fair-gate.js';
 import { HttpError, isHttpError } from '../http/errors.js';
 import type { HeaderReader } from '../http/headers.js';
+import { toResponse, type ApiInput, type Reply } from '../http/reply.js';
 import type { TokenSigner } from '../identity/access-tokens.js';
 import { resolveCaller, type ProjectKeys } from '../identity/caller.js';
 import type { Logger } from '../logger.js';
@@ -26,7 +26,6 @@ import { readSchemaAccess } from './openapi-access.js';
 import { dropUnknownTimezone } from './preferences.js';
 import { RawBody } from './rpc.js';
 import { chooseSchema, parseApiRequest, splitPath, type ApiRequest, type RequestPolicy } from './request.js';
-import { toResponse, type Reply } from './reply.js';
 import { respond } from './response.js';
 import type { Schema, SchemaCache } from './schema-cache.js';
 
@@ -120,18 +119,6 @@ function sessionFor(
   return session;
 }
 
-/** What a request brings to the data API, whichever server adapter received it. */
-export interface DataApiInput {
-  method: string;
-  /** the path and query string as received, starting with /rest/v1 */
-  url: string;
-  headers: HeaderReader;
-  /** the body's bytes, read at most once and within the body cap (413 beyond it) */
-  body: () => Promise<Uint8Array>;
-  /** the connection it came on (for the client address) */
-  incoming: IncomingMessage | undefined;
-}
-
 /** A request's plan, reusable by any request with the same shape (method, URL, negotiating headers). */
 interface Planned {
   request: ApiRequest;
@@ -154,7 +141,7 @@ class PlanCache {
   private schema: Schema | undefined;
   private readonly plans = new Map<string, Planned>();
 
-  static key(input: DataApiInput): string | null {
+  static key(input: ApiInput): string | null {
     if ((input.method !== 'GET' && input.method !== 'HEAD') || input.url.length > MAX_CACHED_URL) return null;
     const h = input.headers;
     return `${input.method} ${input.url}\n${h.get('accept') ?? ''}\n${h.get('prefer') ?? ''}\n${h.get('range') ?? ''}\n${h.get('accept-profile') ?? ''}`;
@@ -181,7 +168,7 @@ class PlanCache {
 }
 
 /** The data API: answers a request as a Reply, whichever adapter (Hono or node:http) carries it. */
-export function createDataApi(deps: DataApiDeps): { handle(input: DataApiInput): Promise<Reply> } {
+export function createDataApi(deps: DataApiDeps): { handle(input: ApiInput): Promise<Reply> } {
   const exposure: DataApiExposure = {
     schemas: deps.limits.schemas ?? ['public'],
     txEnd: deps.limits.txEnd ?? 'commit',
@@ -216,7 +203,7 @@ export function createDataApi(deps: DataApiDeps): { handle(input: DataApiInput):
     });
 
   // GET /rest/v1/ (with or without the slash): the OpenAPI description of the exposed schema.
-  const describe = async (input: DataApiInput): Promise<Reply> => {
+  const describe = async (input: ApiInput): Promise<Reply> => {
     let role = 'anon';
     try {
       const caller = await callerOf(input.headers);
@@ -263,7 +250,7 @@ export function createDataApi(deps: DataApiDeps): { handle(input: DataApiInput):
   };
 
   /** Parses and plans the request (and reads its body): everything before the database. */
-  const plan = async (input: DataApiInput, profile: string, schema: Schema): Promise<Planned> => {
+  const plan = async (input: ApiInput, profile: string, schema: Schema): Promise<Planned> => {
     const url = new URL(input.url, 'http://data-api');
     const headers = input.headers;
     const target = splitPath(url.pathname.replace(/^\/rest\/v1/, ''));
@@ -293,7 +280,7 @@ export function createDataApi(deps: DataApiDeps): { handle(input: DataApiInput):
     }
   };
 
-  const handle = async (input: DataApiInput): Promise<Reply> => {
+  const handle = async (input: ApiInput): Promise<Reply> => {
     if ((input.method === 'GET' || input.method === 'HEAD') && /^\/rest\/v1\/?(\?|$)/.test(input.url)) {
       return describe(input);
     }

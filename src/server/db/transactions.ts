@@ -145,13 +145,20 @@ export async function withServiceFolded<T>(
   });
 }
 
-export interface OneMessageOptions {
+/** `select set_config($1, $2, true), …` for n settings, written once per n. */
+const setConfigTexts: string[] = [];
+function setConfigText(n: number): string {
+  return (setConfigTexts[n] ??=
+    `select ${Array.from({ length: n }, (_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, true)`).join(', ')}`);
+}
+
+export interface CallerRoundTripOptions {
   readOnly: boolean;
   /** the driver gives up on an answer after this long (the connection is then destroyed) */
   readTimeoutMs: number;
   /**
-   * Checked before the transaction commits; throwing rolls it back. Without it the commit rides in
-   * the same message: one round trip. With it, the commit is a second one.
+   * Checked before the transaction commits; throwing rolls it back. Without it the commit ends
+   * the same round trip. With it, the commit is a second one.
    */
   beforeCommit?: (row: Record<string, unknown> | undefined) => void;
   /** end with a rollback instead of a commit: the answer is real, its changes are not kept */
@@ -170,7 +177,7 @@ export async function runAsCaller(
   pool: Pool,
   claims: Claims,
   statement: Statement,
-  options: OneMessageOptions,
+  options: CallerRoundTripOptions,
 ): Promise<Record<string, unknown> | undefined> {
   const { beforeCommit, ...rest } = options;
   const results = await runStatementsAsCaller(pool, claims, [statement], {
@@ -181,14 +188,14 @@ export async function runAsCaller(
 }
 
 /**
- * runAsCaller for several statements in the same message and transaction; answers every row of
+ * runAsCaller for several statements in the same round trip and transaction; answers every row of
  * each of them, in order.
  */
 export async function runStatementsAsCaller(
   pool: Pool,
   claims: Claims,
   statements: readonly Statement[],
-  options: Omit<OneMessageOptions, 'beforeCommit'> & {
+  options: Omit<CallerRoundTripOptions, 'beforeCommit'> & {
     beforeCommit?: (results: Record<string, unknown>[][]) => void;
   },
 ): Promise<Record<string, unknown>[][]> {
@@ -202,10 +209,7 @@ export async function runStatementsAsCaller(
     ...(options.readOnly ? [['transaction_read_only', 'on'] as [string, string]] : []),
     ...(options.settings ?? []),
   ];
-  const setup: Statement = {
-    text: `select ${settings.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, true)`).join(', ')}`,
-    values: settings.flat(),
-  };
+  const setup: Statement = { text: setConfigText(settings.length), values: settings.flat() };
   const end = options.rollback ? 'rollback' : 'commit';
   // Without an explicit begin, the round trip is one transaction that PostgreSQL commits when it
   // ends; a rollback, or a check before the commit, needs the transaction kept open.

@@ -1,13 +1,14 @@
 // In charge of serving an API straight on node:http, without web Request/Response objects: the
 // request id, the headers every API response carries (security, CORS for browser apps), the
-// access log line, and writing the answer. The data API is served this way (decision 0029);
-// the same headers on Hono's routes come from platform.ts's middlewares, and a test holds the two
-// paths to the same set.
+// access log line, and writing the answer. The data API and the payment webhook are served this
+// way (decision 0029); platform.ts's middlewares set the same headers, from the same constants,
+// on Hono's routes.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
 import { readNodeBody } from './body.js';
-import { nodeHeaders, type HeaderReader } from './headers.js';
+import { nodeHeaders } from './headers.js';
+import type { ApiInput, Reply } from './reply.js';
 
 /** Response headers browser code may read on the client-facing APIs. */
 export const CORS_EXPOSED_HEADERS = [
@@ -20,8 +21,8 @@ export const CORS_EXPOSED_HEADERS = [
 ];
 
 /**
- * What Hono's secureHeaders middleware sets with platform.ts's options (Cross-Origin-Resource-
- * and -Opener-Policy off, so browser apps on other origins can read API answers).
+ * The security headers of every platform answer: Hono's secureHeaders defaults without
+ * Cross-Origin-Resource- and -Opener-Policy, so browser apps on other origins can read API answers.
  */
 export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Origin-Agent-Cluster': '?1',
@@ -40,21 +41,6 @@ export function requestIdFrom(value: string | null | undefined): string {
   return !value || value.length > 128 || /[^\w\-=]/.test(value) ? randomUUID() : value;
 }
 
-export interface NodeApiInput {
-  method: string;
-  /** the path and query string as received */
-  url: string;
-  headers: HeaderReader;
-  body: () => Promise<Uint8Array>;
-  incoming: IncomingMessage;
-}
-
-export interface NodeApiReply {
-  status: number;
-  headers: Record<string, string>;
-  body: string | null;
-}
-
 const CORS_HEADERS = {
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Expose-Headers': CORS_EXPOSED_HEADERS.join(','),
@@ -62,7 +48,7 @@ const CORS_HEADERS = {
 
 /** A node:http request listener answering every request with `handle`; `cors` for the client-facing APIs. */
 export function serveOnNode(
-  handle: (input: NodeApiInput) => Promise<NodeApiReply>,
+  handle: (input: ApiInput) => Promise<Reply>,
   logger: Logger,
   options: { cors: boolean } = { cors: true },
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
@@ -72,7 +58,7 @@ export function serveOnNode(
     const requestId = requestIdFrom(Array.isArray(raw) ? raw[0] : raw);
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
-    let answer: NodeApiReply;
+    let answer: Reply;
     try {
       answer = await handle({
         method,
