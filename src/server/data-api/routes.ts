@@ -19,13 +19,14 @@ import type { TokenSigner } from '../identity/access-tokens.js';
 import { resolveCaller, type ProjectKeys } from '../identity/caller.js';
 import type { Logger } from '../logger.js';
 import { fromAuthError, isStatementTimeout, renderError, statementTimedOut, toHttpError } from './errors.js';
-import { execute, prepare, type Prepared, type Session } from './execute.js';
+import { execute, prepare, type Session } from './execute.js';
 import { bodyMediaType, parseCsv } from './media-types.js';
 import { acceptsOpenApi, OPENAPI_MEDIA_TYPE, openApiDocument } from './openapi.js';
 import { readSchemaAccess } from './openapi-access.js';
 import { dropUnknownTimezone } from './preferences.js';
 import { RawBody } from './rpc.js';
 import { chooseSchema, parseApiRequest, splitPath, type ApiRequest, type RequestPolicy } from './request.js';
+import { PlanCache, type Planned } from './plan-cache.js';
 import { respond } from './response.js';
 import type { Schema, SchemaCache } from './schema-cache.js';
 
@@ -117,54 +118,6 @@ function sessionFor(
   }
   if (request.schema !== 'public') session.searchPath = request.schema;
   return session;
-}
-
-/** A request's plan, reusable by any request with the same shape (method, URL, negotiating headers). */
-interface Planned {
-  request: ApiRequest;
-  prepared: Prepared;
-  tzNames: Set<string> | null;
-}
-
-/** Reads whose URL is longer than this are planned every time (the cache keeps short keys only). */
-const MAX_CACHED_URL = 2048;
-/** Planned reads kept per schema version, least recently used dropped first. */
-const MAX_CACHED_PLANS = 500;
-
-/**
- * GET and HEAD plans by request shape. A read's SQL depends only on its URL, the headers that
- * negotiate it and the schema, never on the caller (row-level security applies in the database),
- * so a repeated read skips parsing and planning. Entries belong to one schema version: a reload
- * starts afresh.
- */
-class PlanCache {
-  private schema: Schema | undefined;
-  private readonly plans = new Map<string, Planned>();
-
-  static key(input: ApiInput): string | null {
-    if ((input.method !== 'GET' && input.method !== 'HEAD') || input.url.length > MAX_CACHED_URL) return null;
-    const h = input.headers;
-    return `${input.method} ${input.url}\n${h.get('accept') ?? ''}\n${h.get('prefer') ?? ''}\n${h.get('range') ?? ''}\n${h.get('accept-profile') ?? ''}`;
-  }
-
-  get(schema: Schema, key: string): Planned | undefined {
-    if (schema !== this.schema) return undefined;
-    const planned = this.plans.get(key);
-    if (planned) {
-      this.plans.delete(key);
-      this.plans.set(key, planned);
-    }
-    return planned;
-  }
-
-  set(schema: Schema, key: string, planned: Planned): void {
-    if (schema !== this.schema) {
-      this.schema = schema;
-      this.plans.clear();
-    }
-    if (this.plans.size >= MAX_CACHED_PLANS) this.plans.delete(this.plans.keys().next().value!);
-    this.plans.set(key, planned);
-  }
 }
 
 /** The data API: answers a request as a Reply, whichever adapter (Hono or node:http) carries it. */
