@@ -10,6 +10,7 @@ import {
   REUSE_DETECTION_GENERATIONS,
 } from '../../src/server/identity/refresh-tokens.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { signUp } from '../support/workspaces.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -17,16 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
-let counter = 0;
-async function signedIn() {
-  const supabase = server.client();
-  const { data, error } = await supabase.auth.signUp({
-    email: `chain${++counter}-${Date.now()}@example.com`,
-    password: 'correct horse battery',
-  });
-  expect(error).toBeNull();
-  return data.session!;
-}
+const signedIn = () => signUp(server, 'chain');
 
 async function refresh(token: string) {
   return server.client().auth.refreshSession({ refresh_token: token });
@@ -46,12 +38,12 @@ test('a refresh token names its session, and a grant rewrites only that row, hea
   const session = await signedIn();
   const { rows } = await server.pool.query<{ id: string }>(
     'select id from auth.sessions where user_id = $1',
-    [session.user.id],
+    [session.id],
   );
-  expect(sessionIdOf(session.refresh_token)).toBe(rows[0]!.id);
+  expect(sessionIdOf(session.refreshToken)).toBe(rows[0]!.id);
 
   const before = await server.pool.query<{ n: string }>('select count(*) as n from auth.refresh_tokens');
-  let token = session.refresh_token;
+  let token = session.refreshToken;
   for (let i = 0; i < 3; i++) {
     const next = await refresh(token);
     expect(next.error).toBeNull();
@@ -64,7 +56,7 @@ test('a refresh token names its session, and a grant rewrites only that row, hea
 
 test('an older token of the chain is reuse: the whole session ends', async () => {
   const session = await signedIn();
-  const tokens = [session.refresh_token];
+  const tokens = [session.refreshToken];
   for (let i = 0; i < 4; i++) {
     const next = await refresh(tokens.at(-1)!);
     expect(next.error).toBeNull();
@@ -74,19 +66,19 @@ test('an older token of the chain is reuse: the whole session ends', async () =>
   const stale = await refresh(tokens[2]!);
   expect(stale.error?.status).toBe(400);
   expect(stale.error?.code).toBe('refresh_token_already_used');
-  expect(await sessionCount(session.user.id)).toBe(0);
+  expect(await sessionCount(session.id)).toBe(0);
   const holder = await refresh(tokens[4]!);
   expect(holder.error?.code).toBe('refresh_token_not_found');
 });
 
 test('a guessed token naming a live session is not found and ends nothing', async () => {
   const session = await signedIn();
-  const guess = session.refresh_token.slice(0, 22) + randomBytes(32).toString('base64url');
+  const guess = session.refreshToken.slice(0, 22) + randomBytes(32).toString('base64url');
   const res = await refresh(guess);
   expect(res.error?.status).toBe(400);
   expect(res.error?.code).toBe('refresh_token_not_found');
-  expect(await sessionCount(session.user.id)).toBe(1);
-  const holder = await refresh(session.refresh_token);
+  expect(await sessionCount(session.id)).toBe(1);
+  const holder = await refresh(session.refreshToken);
   expect(holder.error).toBeNull();
 });
 
@@ -98,16 +90,16 @@ test(`reuse is recognised while the active token or its parent is at most ${REUS
     [REUSE_DETECTION_GENERATIONS + 2, false],
   ] as const) {
     const session = await signedIn();
-    const sessionId = sessionIdOf(session.refresh_token);
+    const sessionId = sessionIdOf(session.refreshToken);
     // The session's chain as it stands after that many grants.
-    const chain = descendantHashes(key, session.refresh_token, sessionId, generations);
+    const chain = descendantHashes(key, session.refreshToken, sessionId, generations);
     await server.pool.query(
       `update auth.sessions set refresh_token_hash = $2, refresh_parent_hash = $3 where id = $1`,
       [sessionId, chain.at(-1), chain.at(-2)],
     );
-    const res = await refresh(session.refresh_token);
+    const res = await refresh(session.refreshToken);
     expect(res.error?.code).toBe(reused ? 'refresh_token_already_used' : 'refresh_token_not_found');
-    expect(await sessionCount(session.user.id)).toBe(reused ? 0 : 1);
+    expect(await sessionCount(session.id)).toBe(reused ? 0 : 1);
   }
 });
 
@@ -115,7 +107,7 @@ test('a token issued before the chain moved into the session row still rotates; 
   const session = await signedIn();
   const { rows } = await server.pool.query<{ id: string }>(
     'select id from auth.sessions where user_id = $1',
-    [session.user.id],
+    [session.id],
   );
   const sessionId = rows[0]!.id;
   // The state migration 0034 leaves behind: the old tokens in auth.refresh_tokens, the live one
@@ -129,7 +121,7 @@ test('a token issued before the chain moved into the session row still rotates; 
      )
      insert into auth.refresh_tokens (token_hash, session_id, user_id, parent_id)
      select sha256(convert_to($2, 'utf8')), $3, $4, id from parent`,
-    [older, live, sessionId, session.user.id],
+    [older, live, sessionId, session.id],
   );
   await server.pool.query(
     `update auth.sessions set refresh_token_hash = sha256(convert_to($1, 'utf8')),
@@ -149,5 +141,5 @@ test('a token issued before the chain moved into the session row still rotates; 
   // An older old-style token: reuse.
   const stale = await refresh(older);
   expect(stale.error?.code).toBe('refresh_token_already_used');
-  expect(await sessionCount(session.user.id)).toBe(0);
+  expect(await sessionCount(session.id)).toBe(0);
 });

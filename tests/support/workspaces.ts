@@ -9,6 +9,7 @@ export interface SignedIn {
   id: string;
   email: string;
   accessToken: string;
+  refreshToken: string;
 }
 
 let counter = 0;
@@ -18,7 +19,13 @@ export async function signUp(server: TestServer, label = 'user'): Promise<Signed
   const email = `${label}-${++counter}-${Date.now()}@example.com`;
   const { data, error } = await client.auth.signUp({ email, password: 'correct horse battery' });
   if (error || !data.session) throw new Error(`sign-up failed: ${error?.message}`);
-  return { client, id: data.user!.id, email, accessToken: data.session.access_token };
+  return {
+    client,
+    id: data.user!.id,
+    email,
+    accessToken: data.session.access_token,
+    refreshToken: data.session.refresh_token,
+  };
 }
 
 /** A workspace owned by `owner`, with the others added at the given roles (set up by the service). */
