@@ -93,8 +93,9 @@ export function readNodeBody(request: IncomingMessage, limit = MAX_BODY_BYTES): 
       ended = true;
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
     });
-    request.once('error', reject);
-    // A client that goes away mid-body ends the request without an 'end': stop waiting for it.
+    // A client that goes away mid-body ends the request with an 'error' (aborted) or a 'close'
+    // without an 'end': stop waiting for it, and say so as a client's mistake, not a failure.
+    request.once('error', () => reject(bodyIncomplete()));
     request.once('close', () => {
       if (!ended) reject(bodyIncomplete());
     });
