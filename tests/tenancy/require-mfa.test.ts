@@ -131,6 +131,27 @@ test('the same owner signed in again with only a password (aal1) is locked out t
   expect(invite.error?.code).toBe('42501');
 });
 
+test('at aal1 only the workspaces that require MFA close: the same person keeps reading and writing the others', async () => {
+  const open = await workspace(server, owner, 'Side Co');
+  const seeded = await owner.client.from('projects').insert({ workspace_id: open, name: 'Gemini' });
+  expect(seeded.error).toBeNull();
+
+  const again = server.client();
+  const signIn = await again.auth.signInWithPassword({
+    email: owner.email,
+    password: 'correct horse battery',
+  });
+  expect(signIn.error).toBeNull();
+  const listed = await again.from('projects').select('name, workspace_id').order('name');
+  expect(listed.error).toBeNull();
+  expect(listed.data).toEqual([{ name: 'Gemini', workspace_id: open }]);
+
+  const written = await again.from('projects').insert({ workspace_id: open, name: 'Mercury' }).select('name');
+  expect(written.error).toBeNull();
+  expect(written.data).toEqual([{ name: 'Mercury' }]);
+  const refused = await again.from('projects').insert({ workspace_id: workspaceId, name: 'Vostok' });
+  expect(refused.error?.code).toBe('42501');
+});
 test('workspaces without the requirement stay visible at aal1', async () => {
   const plain = await signUp(server, 'plain');
   const other = await workspace(server, plain, 'Open Co');
