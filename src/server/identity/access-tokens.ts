@@ -2,8 +2,8 @@
 // key set's signing key, or HS256 with JWT_SECRET), and verifying presented tokens for every
 // caller (identity, data API, web app): key chosen by kid, algorithm pinned to that key,
 // signature, expiry, required claims.
-import { createHmac } from 'node:crypto';
-import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors, type JWK } from 'jose';
+import { createHmac, KeyObject, sign } from 'node:crypto';
+import { decodeProtectedHeader, jwtVerify, errors as joseErrors, type JWK } from 'jose';
 import { errors } from './errors.js';
 import type { TokenAlg, TokenKey, TokenKeySet } from './signing-keys.js';
 
@@ -61,9 +61,10 @@ export interface TokenSigner {
 interface SigningKey {
   kid: string | null;
   alg: TokenAlg;
-  key: Promise<CryptoKey> | CryptoKey;
-  /** JWT_SECRET's bytes when it signs (no key set): HS256 through node:crypto directly */
-  secret?: Buffer;
+  /** the token's protected header, base64url-encoded once */
+  header: string;
+  /** the signature of a signing input, base64url */
+  sign: (input: string) => string;
 }
 
 export interface SignerOptions {
@@ -88,9 +89,9 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 export function createTokenSigner(options: SignerOptions): TokenSigner {
   const { keys } = options;
   const legacy = options.acceptSecret === false && keys ? null : hmacKey(options.secret);
-  const signing: SigningKey = keys
-    ? { kid: keys.signing.kid, alg: keys.signing.alg, key: keys.signing.signKey! }
-    : { kid: null, alg: 'HS256', key: legacy!, secret: Buffer.from(options.secret, 'utf8') };
+  const signing = keys
+    ? signingKey(keys.signing.alg, keys.signing.kid, KeyObject.from(keys.signing.signKey!))
+    : signingKey('HS256', null, Buffer.from(options.secret, 'utf8'));
   const published = keys ? [...keys.byKid.values()].flatMap((k) => (k.publicJwk ? [k.publicJwk] : [])) : [];
   return {
     issuer: options.issuer,
@@ -103,8 +104,24 @@ export function createTokenSigner(options: SignerOptions): TokenSigner {
   };
 }
 
-/** The protected header of every token JWT_SECRET signs, encoded once. */
-const HS256_HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
+/**
+ * Signs through node:crypto, synchronously: the JWS that jose's SignJWT makes (same header, same
+ * claim order; ES256 as r||s, RS256 as PKCS#1 v1.5) without a WebCrypto job and a promise chain
+ * per token, which cost more than the signature itself (decision 0031).
+ */
+function signingKey(alg: TokenAlg, kid: string | null, key: KeyObject | Buffer): SigningKey {
+  const header = Buffer.from(JSON.stringify({ alg, typ: 'JWT', ...(kid ? { kid } : {}) })).toString(
+    'base64url',
+  );
+  const signWith: Record<TokenAlg, (input: string) => Buffer> = {
+    HS256: (input) => createHmac('sha256', key).update(input).digest(),
+    ES256: (input) =>
+      sign('sha256', Buffer.from(input), { key: key as KeyObject, dsaEncoding: 'ieee-p1363' }),
+    RS256: (input) => sign('sha256', Buffer.from(input), key as KeyObject),
+  };
+  const signInput = signWith[alg];
+  return { kid, alg, header, sign: (input) => signInput(input).toString('base64url') };
+}
 
 export async function signAccessToken(
   signer: TokenSigner,
@@ -112,48 +129,26 @@ export async function signAccessToken(
   now = Math.floor(Date.now() / 1000),
 ): Promise<{ token: string; expiresAt: number }> {
   const expiresAt = now + signer.ttlSeconds;
-  const claims = {
-    email: subject.email,
-    phone: subject.phone,
-    app_metadata: subject.appMetadata,
-    user_metadata: subject.userMetadata,
-    role: subject.role,
-    aal: subject.aal,
-    amr: subject.amr,
-    session_id: subject.sessionId,
-    is_anonymous: subject.isAnonymous,
-  };
-  const { secret } = signer.signing;
-  if (secret) {
-    // The very bytes jose's SignJWT makes (same header, same claim order), without importing the
-    // key into WebCrypto and a promise chain per token: most of a refresh grant's signing cost.
-    const payload = Buffer.from(
-      JSON.stringify({
-        ...claims,
-        iss: signer.issuer,
-        sub: subject.userId,
-        aud: subject.aud,
-        iat: now,
-        exp: expiresAt,
-      }),
-    ).toString('base64url');
-    const signingInput = `${HS256_HEADER}.${payload}`;
-    const signature = createHmac('sha256', secret).update(signingInput).digest('base64url');
-    return { token: `${signingInput}.${signature}`, expiresAt };
-  }
-  const token = await new SignJWT(claims)
-    .setProtectedHeader({
-      alg: signer.signing.alg,
-      typ: 'JWT',
-      ...(signer.signing.kid ? { kid: signer.signing.kid } : {}),
-    })
-    .setIssuer(signer.issuer)
-    .setSubject(subject.userId)
-    .setAudience(subject.aud)
-    .setIssuedAt(now)
-    .setExpirationTime(expiresAt)
-    .sign(await signer.signing.key);
-  return { token, expiresAt };
+  const payload = Buffer.from(
+    JSON.stringify({
+      email: subject.email,
+      phone: subject.phone,
+      app_metadata: subject.appMetadata,
+      user_metadata: subject.userMetadata,
+      role: subject.role,
+      aal: subject.aal,
+      amr: subject.amr,
+      session_id: subject.sessionId,
+      is_anonymous: subject.isAnonymous,
+      iss: signer.issuer,
+      sub: subject.userId,
+      aud: subject.aud,
+      iat: now,
+      exp: expiresAt,
+    }),
+  ).toString('base64url');
+  const signingInput = `${signer.signing.header}.${payload}`;
+  return { token: `${signingInput}.${signer.signing.sign(signingInput)}`, expiresAt };
 }
 
 /** Verifies a user access token; any failure is a 401 bad_jwt naming the reason. */
