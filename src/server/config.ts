@@ -27,6 +27,8 @@ export interface RateLimits {
   signInBackoffMaxSeconds: number;
   /** refresh grants per session per window */
   refreshPerSession: number;
+  /** refresh tokens per client address per window that had to be traced back for reuse */
+  refreshTracesPerAddress: number;
   /** sign-ups per client address per window */
   signUpPerAddress: number;
   /** anonymous sign-ins per client address per hour */
@@ -242,6 +244,7 @@ const envSchema = z.object({
   RATE_LIMIT_SIGNIN_BACKOFF: positiveInt.max(3600).default(1),
   RATE_LIMIT_SIGNIN_BACKOFF_MAX: positiveInt.max(86400).default(900),
   RATE_LIMIT_REFRESH_PER_SESSION: positiveInt.default(60),
+  RATE_LIMIT_REFRESH_TRACES: positiveInt.default(30),
   RATE_LIMIT_SIGNUP_PER_ADDRESS: positiveInt.default(30),
   RATE_LIMIT_ANONYMOUS_USERS: positiveInt.default(30),
   RATE_LIMIT_EMAIL_SENT: positiveInt.default(30),
@@ -467,6 +470,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       signInBackoffSeconds: e.RATE_LIMIT_SIGNIN_BACKOFF,
       signInBackoffMaxSeconds: e.RATE_LIMIT_SIGNIN_BACKOFF_MAX,
       refreshPerSession: e.RATE_LIMIT_REFRESH_PER_SESSION,
+      refreshTracesPerAddress: e.RATE_LIMIT_REFRESH_TRACES,
       signUpPerAddress: e.RATE_LIMIT_SIGNUP_PER_ADDRESS,
       anonymousSignInsPerAddress: e.RATE_LIMIT_ANONYMOUS_USERS,
       emailSentPerHour: e.RATE_LIMIT_EMAIL_SENT,

@@ -87,6 +87,7 @@ describe('production mode (DATABASE_URL set)', () => {
       emailSentPerHour: 30,
       otpFailuresPerEmail: 20,
       verifyFailuresPerAddress: 30,
+      refreshTracesPerAddress: 30,
     });
     const set = await loadConfig({
       DATABASE_URL: 'postgres://x@localhost/db',

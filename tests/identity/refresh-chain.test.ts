@@ -1,7 +1,8 @@
 // A session keeps its refresh-token chain in its own row: a token names its session, a grant is
 // one heap-only update of that row, an older token of the chain is still recognised as reuse (and
 // ends the session), a guessed token naming a session changes nothing, and tokens issued before
-// the chain moved into the session row keep working (with their reuse recognised too).
+// the chain moved into the session row keep working (with their reuse recognised too). Tracing a
+// token back is limited per client address.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import {
@@ -9,7 +10,7 @@ import {
   descendantHashes,
   REUSE_DETECTION_GENERATIONS,
 } from '../../src/server/identity/refresh-tokens.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { call, startTestServer, type TestServer } from '../support/server.js';
 import { signUp } from '../support/workspaces.js';
 
 let server: TestServer;
@@ -24,10 +25,11 @@ async function refresh(token: string) {
   return server.client().auth.refreshSession({ refresh_token: token });
 }
 
-async function sessionCount(userId: string): Promise<number> {
-  const result = await server.pool.query('select 1 from auth.sessions where user_id = $1', [userId]);
+async function sessionCountOn(on: TestServer, userId: string): Promise<number> {
+  const result = await on.pool.query('select 1 from auth.sessions where user_id = $1', [userId]);
   return result.rowCount ?? 0;
 }
+const sessionCount = (userId: string) => sessionCountOn(server, userId);
 
 function sessionIdOf(token: string): string {
   const hex = Buffer.from(token.slice(0, 22), 'base64url').toString('hex');
@@ -142,4 +144,43 @@ test('a token issued before the chain moved into the session row still rotates; 
   const stale = await refresh(older);
   expect(stale.error?.code).toBe('refresh_token_already_used');
   expect(await sessionCount(session.id)).toBe(0);
+});
+
+test('each client address gets a number of traces per window: then 429, while the live token keeps refreshing and other addresses still detect reuse', async () => {
+  const limited = await startTestServer({ RATE_LIMIT_REFRESH_TRACES: '2', TRUST_PROXY: 'true' });
+  try {
+    const grant = (address: string, token: string) =>
+      call(limited, 'POST', '/auth/v1/token?grant_type=refresh_token', {
+        body: { refresh_token: token },
+        headers: { 'x-forwarded-for': address },
+      });
+    const session = await signUp(limited, 'traced');
+    const first = await grant('203.0.113.7', session.refreshToken);
+    expect(first.status).toBe(200);
+    const second = await grant('203.0.113.7', first.body.refresh_token as string);
+    expect(second.status).toBe(200);
+    const active = second.body.refresh_token as string;
+
+    // Guesses naming the session from one address: traced twice, then refused before any work.
+    const guess = () => session.refreshToken.slice(0, 22) + randomBytes(32).toString('base64url');
+    for (let i = 0; i < 2; i++) {
+      const res = await grant('198.51.100.9', guess());
+      expect(res.body.error_code).toBe('refresh_token_not_found');
+    }
+    const refused = await grant('198.51.100.9', guess());
+    expect(refused.status).toBe(429);
+    expect(refused.body.error_code).toBe('over_request_rate_limit');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+
+    // The rightful client's live token is never traced, so it is not held back.
+    const holder = await grant('198.51.100.9', active);
+    expect(holder.status).toBe(200);
+
+    // From another address, the first token of the chain (long revoked) is still reuse.
+    const stale = await grant('192.0.2.44', session.refreshToken);
+    expect(stale.body.error_code).toBe('refresh_token_already_used');
+    expect(await sessionCountOn(limited, session.id)).toBe(0);
+  } finally {
+    await limited.close();
+  }
 });

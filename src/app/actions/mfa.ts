@@ -120,7 +120,10 @@ export async function removeFactorAction(form: FormData): Promise<never> {
   try {
     await identity.unenrollFactor(user.claims as never, factorId.data);
     const stored = await readStoredSession();
-    if (stored) await storeSession((await identity.refreshGrant(stored.refresh_token)) as never);
+    if (stored)
+      await storeSession(
+        (await identity.refreshGrant(stored.refresh_token, await requestContext())) as never,
+      );
   } catch (error) {
     await flash('error', isHttpError(error) ? error.message : 'Could not remove it; try again');
     redirect(SECURITY);

@@ -288,7 +288,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
       );
     }
     const input = parseWith(refreshGrantBody, body);
-    return c.json(await service.refreshGrant(input.refresh_token));
+    return c.json(await service.refreshGrant(input.refresh_token, requestContext(c, deps.trustProxy)));
   });
 
   app.post('/signup', async (c) => {

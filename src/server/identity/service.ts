@@ -88,8 +88,8 @@ export class IdentityService {
     return grants.passwordGrant(this.deps, email, password, context);
   }
 
-  refreshGrant(refreshToken: string): Promise<TokenResponse> {
-    return grants.refreshGrant(this.deps, refreshToken);
+  refreshGrant(refreshToken: string, context: RequestContext): Promise<TokenResponse> {
+    return grants.refreshGrant(this.deps, refreshToken, context);
   }
 
   pkceGrant(authCode: string, codeVerifier: string, context: RequestContext): Promise<TokenResponse> {

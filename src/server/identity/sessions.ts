@@ -7,6 +7,7 @@ import type { Queryable } from '../db/pool.js';
 import type { Tx } from '../db/transactions.js';
 import type { AmrEntry } from './access-tokens.js';
 import { errors } from './errors.js';
+import { countHits } from './rate-limit.js';
 import {
   childRefreshToken,
   descendantHashes,
@@ -101,6 +102,8 @@ export interface RefreshRules {
   ttlSeconds: number;
   reuseIntervalSeconds: number;
   maxPerSession: number;
+  /** tokens per client address per window that are traced back for reuse */
+  tracesPerAddress: number;
   windowSeconds: number;
 }
 
@@ -120,6 +123,7 @@ export async function refreshGrantInOneCall(
   key: RefreshTokenKey,
   presented: string,
   rules: RefreshRules,
+  address: string | null,
 ): Promise<RefreshOutcome> {
   if (!isWellFormedRefreshToken(presented)) throw errors.validation('Refresh token is not valid');
   const presentedHash = hashRefreshToken(presented);
@@ -166,10 +170,27 @@ export async function refreshGrantInOneCall(
     case 'reuse_detected':
     case 'banned':
       return { kind: row.outcome };
-    case 'unknown':
+    case 'unknown': {
+      // Tracing a token back costs a hundred derivations, and anyone who has seen an access token
+      // knows its session: each client address gets a number of traces per window. Counted per
+      // address, not per session, so nobody can use up a session's traces and thereby keep a
+      // stolen session alive when its rightful client presents an older token.
+      if (address) {
+        const [traced] = await countHits(db, [
+          {
+            bucket: `auth:refresh-trace:${address}`,
+            max: rules.tracesPerAddress,
+            windowSeconds: rules.windowSeconds,
+          },
+        ]);
+        if (traced && traced.hits > rules.tracesPerAddress) {
+          return { kind: 'rate_limited', retryAfterSeconds: Math.max(1, traced.retry_after) };
+        }
+      }
       return (await olderTokenReused(db, key, presented, sessionId))
         ? { kind: 'reuse_detected' }
         : { kind: 'not_found' };
+    }
     default:
       return { kind: 'not_found' };
   }

@@ -1,6 +1,7 @@
 // GET /session/refresh?next=/path: exchanges the refresh token for a new session (rotating it)
 // and returns to the page; a revoked or expired session is cleared and sent to sign in.
 import { NextResponse, type NextRequest } from 'next/server';
+import { requestContext } from '@/app/lib/client';
 import { readStoredSession, safeNext, services, storeSession } from '@/app/lib/session';
 
 export const dynamic = 'force-dynamic';
@@ -11,7 +12,7 @@ export async function GET(request: NextRequest) {
   const session = await readStoredSession();
   if (session) {
     try {
-      const fresh = await identity.refreshGrant(session.refresh_token);
+      const fresh = await identity.refreshGrant(session.refresh_token, await requestContext());
       await storeSession(fresh as never);
       return NextResponse.redirect(new URL(next, config.appUrl), 303);
     } catch {

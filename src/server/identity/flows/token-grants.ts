@@ -35,14 +35,25 @@ export async function passwordGrant(
   return tokenResponse(deps, { ...user, last_sign_in_at: new Date() }, session);
 }
 
-export async function refreshGrant(deps: IdentityDeps, refreshToken: string): Promise<TokenResponse> {
+export async function refreshGrant(
+  deps: IdentityDeps,
+  refreshToken: string,
+  context: RequestContext,
+): Promise<TokenResponse> {
   const { settings } = deps;
-  const outcome = await refreshGrantInOneCall(deps.pool, deps.refreshKey, refreshToken, {
-    ttlSeconds: settings.refreshTokenTtlSeconds,
-    reuseIntervalSeconds: settings.refreshTokenReuseIntervalSeconds,
-    maxPerSession: settings.rateLimits.refreshPerSession,
-    windowSeconds: settings.rateLimits.windowSeconds,
-  });
+  const outcome = await refreshGrantInOneCall(
+    deps.pool,
+    deps.refreshKey,
+    refreshToken,
+    {
+      ttlSeconds: settings.refreshTokenTtlSeconds,
+      reuseIntervalSeconds: settings.refreshTokenReuseIntervalSeconds,
+      maxPerSession: settings.rateLimits.refreshPerSession,
+      tracesPerAddress: settings.rateLimits.refreshTracesPerAddress,
+      windowSeconds: settings.rateLimits.windowSeconds,
+    },
+    context.ip,
+  );
   switch (outcome.kind) {
     case 'granted':
       return tokenResponse(deps, outcome.user, outcome.session);
