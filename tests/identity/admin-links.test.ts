@@ -3,26 +3,18 @@
 // `properties` and `user`), sends nothing, and its links and codes work with /verify;
 // auth.admin.inviteUserByEmail creates the invited account and e-mails the invitation, whose link
 // signs the invitee in to set a password. Only the service role may call either.
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { followVerifyLink, startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
-import { call, startTestServer, type TestServer } from '../support/server.js';
+import { expect, test } from 'vitest';
+import { followVerifyLink, serveWithMailbox, type AuthMailbox } from '../support/auth-mail.js';
+import { call, type TestServer } from '../support/server.js';
 
 let server: TestServer;
 let mailbox: AuthMailbox;
 const SITE = 'https://app.example.com';
 const WELCOME = `${SITE}/welcome`;
 
-beforeAll(async () => {
-  server = await startTestServer({
-    AUTH_AUTOCONFIRM: 'false',
-    SITE_URL: SITE,
-    RATE_LIMIT_EMAIL_SENT: '1000',
-  });
-  mailbox = await startAuthMailbox(server.pool);
-});
-afterAll(async () => {
-  await mailbox?.close();
-  await server?.close();
+serveWithMailbox({}, (started, mail) => {
+  server = started;
+  mailbox = mail;
 });
 
 let counter = 0;

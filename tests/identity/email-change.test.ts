@@ -3,14 +3,14 @@
 // default); the first confirmation answers GoTrue's "Confirmation link accepted…", the second
 // makes the new address the account's. Until then the old address signs in and the new one does
 // not. Hostile cases: a taken address, replaced and reused links, codes against another address.
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import {
   allowAnotherEmail,
   followVerifyLink,
-  startAuthMailbox,
+  serveWithMailbox,
   type AuthMailbox,
 } from '../support/auth-mail.js';
-import { call, startTestServer, type TestServer } from '../support/server.js';
+import { call, type TestServer } from '../support/server.js';
 
 let server: TestServer;
 let mailbox: AuthMailbox;
@@ -18,17 +18,9 @@ const SITE = 'https://app.example.com';
 const PROFILE = `${SITE}/profile`;
 const ACCEPTED = 'Confirmation link accepted. Please proceed to confirm link sent to the other email';
 
-beforeAll(async () => {
-  server = await startTestServer({
-    AUTH_AUTOCONFIRM: 'false',
-    SITE_URL: SITE,
-    RATE_LIMIT_EMAIL_SENT: '1000',
-  });
-  mailbox = await startAuthMailbox(server.pool);
-});
-afterAll(async () => {
-  await mailbox?.close();
-  await server?.close();
+serveWithMailbox({}, (started, mail) => {
+  server = started;
+  mailbox = mail;
 });
 
 let counter = 0;

@@ -5,7 +5,7 @@
 // a minute, answering alike for unknown addresses; and every hostile variation is refused with
 // GoTrue's status and code.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startAuthMailbox, type AuthMail, type AuthMailbox } from '../support/auth-mail.js';
+import { serveWithMailbox, startAuthMailbox, type AuthMail, type AuthMailbox } from '../support/auth-mail.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -14,18 +14,9 @@ let mailbox: AuthMailbox;
 const SITE = 'https://app.example.com';
 const CALLBACK = 'http://localhost:3000/welcome';
 
-beforeAll(async () => {
-  server = await startTestServer({
-    AUTH_AUTOCONFIRM: 'false',
-    SITE_URL: SITE,
-    URI_ALLOW_LIST: 'http://localhost:3000/**',
-    RATE_LIMIT_EMAIL_SENT: '1000',
-  });
-  mailbox = await startAuthMailbox(server.pool);
-});
-afterAll(async () => {
-  await mailbox?.close();
-  await server?.close();
+serveWithMailbox({ URI_ALLOW_LIST: 'http://localhost:3000/**' }, (started, mail) => {
+  server = started;
+  mailbox = mail;
 });
 
 let counter = 0;

@@ -2,24 +2,16 @@
 // client and e-mails read from a real SMTP server: signInWithOtp for a new address creates a
 // confirmed account and sends the magic link at once; an e-mail change still waits for
 // confirmation (GoTrue's rule for every permanent account), now from the new address alone.
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { expect, test } from 'vitest';
+import { serveWithMailbox, type AuthMailbox } from '../support/auth-mail.js';
+import { type TestServer } from '../support/server.js';
 
 let server: TestServer;
 let mailbox: AuthMailbox;
 
-beforeAll(async () => {
-  server = await startTestServer({
-    AUTH_AUTOCONFIRM: 'true',
-    SECURE_EMAIL_CHANGE: 'false',
-    SITE_URL: 'https://app.example.com',
-  });
-  mailbox = await startAuthMailbox(server.pool);
-});
-afterAll(async () => {
-  await mailbox?.close();
-  await server?.close();
+serveWithMailbox({ AUTH_AUTOCONFIRM: 'true', SECURE_EMAIL_CHANGE: 'false' }, (started, mail) => {
+  server = started;
+  mailbox = mail;
 });
 
 let counter = 0;

@@ -5,31 +5,23 @@
 // minute per address; a PKCE client's link lands with ?code=.
 import { createServerClient } from '@supabase/ssr';
 import ws from 'ws';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import {
   allowAnotherEmail,
   followVerifyLink,
-  startAuthMailbox,
+  serveWithMailbox,
   type AuthMailbox,
 } from '../support/auth-mail.js';
-import { call, startTestServer, type TestServer } from '../support/server.js';
+import { call, type TestServer } from '../support/server.js';
 
 let server: TestServer;
 let mailbox: AuthMailbox;
 const SITE = 'https://app.example.com';
 const WELCOME = `${SITE}/welcome`;
 
-beforeAll(async () => {
-  server = await startTestServer({
-    AUTH_AUTOCONFIRM: 'false',
-    SITE_URL: SITE,
-    RATE_LIMIT_EMAIL_SENT: '1000',
-  });
-  mailbox = await startAuthMailbox(server.pool);
-});
-afterAll(async () => {
-  await mailbox?.close();
-  await server?.close();
+serveWithMailbox({}, (started, mail) => {
+  server = started;
+  mailbox = mail;
 });
 
 let counter = 0;

@@ -5,25 +5,17 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServerClient } from '@supabase/ssr';
 import ws from 'ws';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { followVerifyLink, startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
-import { call, startTestServer, type TestServer } from '../support/server.js';
+import { describe, expect, test } from 'vitest';
+import { followVerifyLink, serveWithMailbox, type AuthMailbox } from '../support/auth-mail.js';
+import { call, type TestServer } from '../support/server.js';
 
 let server: TestServer;
 let mailbox: AuthMailbox;
 const CALLBACK = 'https://app.example.com/auth/callback';
 
-beforeAll(async () => {
-  server = await startTestServer({
-    AUTH_AUTOCONFIRM: 'false',
-    SITE_URL: 'https://app.example.com',
-    RATE_LIMIT_EMAIL_SENT: '1000',
-  });
-  mailbox = await startAuthMailbox(server.pool);
-});
-afterAll(async () => {
-  await mailbox?.close();
-  await server?.close();
+serveWithMailbox({}, (started, mail) => {
+  server = started;
+  mailbox = mail;
 });
 
 let counter = 0;

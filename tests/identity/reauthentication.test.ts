@@ -3,26 +3,16 @@
 // older than 24 hours needs the code reauthenticate() e-mails (400 reauthentication_needed, 422
 // reauthentication_not_valid), every change names the current password (400
 // current_password_required / current_password_invalid), except in a recovery session.
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { allowAnotherEmail, startAuthMailbox, type AuthMailbox } from '../support/auth-mail.js';
-import { call, startTestServer, type TestServer } from '../support/server.js';
+import { expect, test } from 'vitest';
+import { allowAnotherEmail, serveWithMailbox, type AuthMailbox } from '../support/auth-mail.js';
+import { call, type TestServer } from '../support/server.js';
 
 let server: TestServer;
 let mailbox: AuthMailbox;
 
-beforeAll(async () => {
-  server = await startTestServer({
-    AUTH_AUTOCONFIRM: 'false',
-    SITE_URL: 'https://app.example.com',
-    RATE_LIMIT_EMAIL_SENT: '1000',
-    SECURE_PASSWORD_CHANGE: 'true',
-    REQUIRE_CURRENT_PASSWORD: 'true',
-  });
-  mailbox = await startAuthMailbox(server.pool);
-});
-afterAll(async () => {
-  await mailbox?.close();
-  await server?.close();
+serveWithMailbox({ SECURE_PASSWORD_CHANGE: 'true', REQUIRE_CURRENT_PASSWORD: 'true' }, (started, mail) => {
+  server = started;
+  mailbox = mail;
 });
 
 let counter = 0;

@@ -5,8 +5,8 @@
 import { createLogger } from '../../src/server/logger.js';
 import { MailDelivery } from '../../src/server/mail/delivery.js';
 import type { Pool } from '../../src/server/db/pool.js';
-import { expect } from 'vitest';
-import type { TestServer } from './server.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startTestServer, type TestServer } from './server.js';
 import { startTestSmtp, type ReceivedMail, type TestSmtp } from './smtp.js';
 
 export interface AuthMail {
@@ -144,4 +144,32 @@ export async function followVerifyLink(server: TestServer, link: string): Promis
 /** Lets every address be sent another e-mail now, as if the one-a-minute wait were over. */
 export function allowAnotherEmail(server: TestServer) {
   return server.pool.query(`update internal.mail_frequency set sent_at = now() - interval '61 seconds'`);
+}
+
+/**
+ * For a test file about e-mail flows: a test server that requires confirmation, with SITE_URL
+ * https://app.example.com and the e-mail rate limit out of the way (`env` adds or overrides), and
+ * a mailbox receiving its e-mails; started before the file's tests and stopped after them.
+ * `started` receives both once they run.
+ */
+export function serveWithMailbox(
+  env: Record<string, string>,
+  started: (server: TestServer, mailbox: AuthMailbox) => void,
+): void {
+  let server: TestServer | undefined;
+  let mailbox: AuthMailbox | undefined;
+  beforeAll(async () => {
+    server = await startTestServer({
+      AUTH_AUTOCONFIRM: 'false',
+      SITE_URL: 'https://app.example.com',
+      RATE_LIMIT_EMAIL_SENT: '1000',
+      ...env,
+    });
+    mailbox = await startAuthMailbox(server.pool);
+    started(server, mailbox);
+  });
+  afterAll(async () => {
+    await mailbox?.close();
+    await server?.close();
+  });
 }
