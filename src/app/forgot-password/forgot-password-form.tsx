@@ -4,7 +4,8 @@
 import { MailCheck } from 'lucide-react';
 import { useActionState } from 'react';
 import { requestPasswordResetAction, type SentState } from '@/app/actions/email-auth';
-import { Field, FormError } from '@/app/components/ui/field';
+import { EmailField } from '@/app/components/account-fields';
+import { FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 
 export function ForgotPasswordForm() {
@@ -26,15 +27,7 @@ export function ForgotPasswordForm() {
   return (
     <form action={action} className="grid grid-cols-1 gap-4" noValidate>
       <FormError>{state.error}</FormError>
-      <Field
-        label="E-mail"
-        name="email"
-        type="email"
-        autoComplete="email"
-        required
-        defaultValue={state.values?.email ?? ''}
-        error={state.fieldErrors?.email}
-      />
+      <EmailField state={state} />
       <SubmitButton pendingText="Sending…" className="w-full">
         Send reset link
       </SubmitButton>

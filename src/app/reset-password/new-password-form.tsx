@@ -2,7 +2,8 @@
 // The new password, with the refusal (too short, too weak) under the field.
 import { useActionState } from 'react';
 import { setNewPasswordAction } from '@/app/actions/email-auth';
-import { Field, FormError } from '@/app/components/ui/field';
+import { NewPasswordField } from '@/app/components/account-fields';
+import { FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 import { initialFormState } from '@/app/lib/form-state';
 
@@ -11,16 +12,7 @@ export function NewPasswordForm({ minLength }: { minLength: number }) {
   return (
     <form action={action} className="grid grid-cols-1 gap-4" noValidate>
       <FormError>{state.error}</FormError>
-      <Field
-        label="New password"
-        name="password"
-        type="password"
-        autoComplete="new-password"
-        minLength={minLength}
-        required
-        error={state.fieldErrors?.password}
-        hint={`At least ${minLength} characters.`}
-      />
+      <NewPasswordField state={state} minLength={minLength} />
       <SubmitButton pendingText="Saving…" className="w-full">
         Set password and continue
       </SubmitButton>

@@ -3,7 +3,8 @@
 // above the fields with the e-mail kept; the button says "Signing in…" while the request runs.
 import { useActionState } from 'react';
 import { signInAction } from '@/app/actions/auth';
-import { Field, FormError } from '@/app/components/ui/field';
+import { CurrentPasswordField, EmailField } from '@/app/components/account-fields';
+import { FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 import { initialFormState } from '@/app/lib/form-state';
 
@@ -13,23 +14,8 @@ export function SignInForm({ next }: { next: string | null }) {
     <form action={action} className="grid grid-cols-1 gap-4" noValidate>
       <FormError>{state.error}</FormError>
       <input type="hidden" name="next" value={next ?? ''} />
-      <Field
-        label="E-mail"
-        name="email"
-        type="email"
-        autoComplete="email"
-        required
-        defaultValue={state.values?.email ?? ''}
-        error={state.fieldErrors?.email}
-      />
-      <Field
-        label="Password"
-        name="password"
-        type="password"
-        autoComplete="current-password"
-        required
-        error={state.fieldErrors?.password}
-      />
+      <EmailField state={state} />
+      <CurrentPasswordField state={state} />
       <SubmitButton pendingText="Signing in…" className="w-full">
         Sign in
       </SubmitButton>

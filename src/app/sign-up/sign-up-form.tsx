@@ -5,7 +5,8 @@
 import { useActionState } from 'react';
 import { signUpAction } from '@/app/actions/auth';
 import { CheckEmail } from '@/app/components/check-email';
-import { Field, FormError } from '@/app/components/ui/field';
+import { EmailField, NewPasswordField } from '@/app/components/account-fields';
+import { FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 import { initialFormState } from '@/app/lib/form-state';
 import type { SentState } from '@/app/actions/email-auth';
@@ -25,25 +26,8 @@ export function SignUpForm({
     <form action={action} className="grid grid-cols-1 gap-4" noValidate>
       <FormError>{state.error}</FormError>
       <input type="hidden" name="next" value={next ?? ''} />
-      <Field
-        label="E-mail"
-        name="email"
-        type="email"
-        autoComplete="email"
-        required
-        defaultValue={state.values?.email ?? email}
-        error={state.fieldErrors?.email}
-      />
-      <Field
-        label="Password"
-        name="password"
-        type="password"
-        autoComplete="new-password"
-        required
-        minLength={minLength}
-        hint={`At least ${minLength} characters.`}
-        error={state.fieldErrors?.password}
-      />
+      <EmailField state={state} initial={email} />
+      <NewPasswordField state={state} minLength={minLength} label="Password" />
       <SubmitButton pendingText="Creating account…" className="w-full">
         Create account
       </SubmitButton>

@@ -3,6 +3,7 @@
 // fields with the input kept; each button says what it is doing while it runs.
 import { useActionState } from 'react';
 import { changeEmailAction, changePasswordAction, updateProfileAction } from '@/app/actions/settings';
+import { CurrentPasswordField, EmailField, NewPasswordField } from '@/app/components/account-fields';
 import { Field, FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 import { initialFormState } from '@/app/lib/form-state';
@@ -46,24 +47,8 @@ export function PasswordForm({ minLength }: { minLength: number }) {
   return (
     <form action={action} className="grid max-w-xl gap-4" noValidate>
       <FormError>{state.error}</FormError>
-      <Field
-        label="Current password"
-        name="current_password"
-        type="password"
-        autoComplete="current-password"
-        required
-        error={state.fieldErrors?.current_password}
-      />
-      <Field
-        label="New password"
-        name="password"
-        type="password"
-        autoComplete="new-password"
-        minLength={minLength}
-        required
-        error={state.fieldErrors?.password}
-        hint={`At least ${minLength} characters. Other devices stay signed in.`}
-      />
+      <CurrentPasswordField state={state} name="current_password" label="Current password" />
+      <NewPasswordField state={state} minLength={minLength} note="Other devices stay signed in." />
       <div>
         <SubmitButton pendingText="Changing…">Change password</SubmitButton>
       </div>
@@ -82,14 +67,9 @@ export function EmailForm({ email, pending }: { email: string; pending: string |
           with {email}.
         </p>
       ) : null}
-      <Field
+      <EmailField
+        state={state}
         label="New e-mail address"
-        name="email"
-        type="email"
-        autoComplete="email"
-        required
-        defaultValue={state.values?.email ?? ''}
-        error={state.fieldErrors?.email}
         hint="We e-mail a confirmation link; your address changes only once it is confirmed."
       />
       <div>

@@ -3,6 +3,7 @@
 // same answer for every address. A wrong or expired code shows under the code field.
 import { useActionState } from 'react';
 import { requestSignInCodeAction, verifySignInCodeAction, type SentState } from '@/app/actions/email-auth';
+import { EmailField } from '@/app/components/account-fields';
 import { Field, FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 
@@ -41,15 +42,7 @@ export function EmailSignInForm({ next }: { next: string | null }) {
     <form action={action} className="grid grid-cols-1 gap-4" noValidate>
       <FormError>{state.error}</FormError>
       <input type="hidden" name="next" value={next ?? ''} />
-      <Field
-        label="E-mail"
-        name="email"
-        type="email"
-        autoComplete="email"
-        required
-        defaultValue={state.values?.email ?? ''}
-        error={state.fieldErrors?.email}
-      />
+      <EmailField state={state} />
       <SubmitButton pendingText="Sending…" className="w-full">
         E-mail me a sign-in link and code
       </SubmitButton>
