@@ -1,6 +1,7 @@
 // POST /api/billing/webhook: every status the spec defines, with payloads signed by the real
 // stripe SDK; duplicates and concurrent duplicates have exactly one effect; unknown types are
-// acknowledged and recorded; a failing handler answers 5xx and is left failed for a retry.
+// acknowledged and recorded (as the provider sent them); a failing handler answers 5xx and is left
+// failed for a retry.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { receiveEvent, replayEvents, type HandlerRegistry } from '../../src/server/billing/events.js';
 import { createLogger } from '../../src/server/logger.js';
@@ -38,6 +39,18 @@ describe('statuses', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ received: true, id: event.id });
     expect(await storedStatus(event.id)).toBe('ignored');
+  });
+
+  test('the stored record is the event the provider signed, every field of it', async () => {
+    const event = envelope('customer.updated', { id: 'cus_whole', object: 'customer', name: 'Ada "Q" ✓' });
+    const res = await post(JSON.stringify(event));
+    expect(res.status).toBe(200);
+    const stored = await server.pool.query<{ payload: unknown }>(
+      'select payload from internal.billing_events where id = $1',
+      [event.id],
+    );
+    // api_version, livemode, pending_webhooks and request are not fields the service reads.
+    expect(stored.rows[0]!.payload).toEqual(event);
   });
 
   test('400 without a signature header, with an empty one, or with no v1 scheme', async () => {

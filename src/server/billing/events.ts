@@ -31,7 +31,7 @@ export class RefusedEvent extends Error {
  * commit. That saves a second write of the row for almost every event. (processed_at is now(),
  * the transaction's start, whichever statement writes it.)
  */
-function claim(event: VerifiedEvent, force: boolean): Statement {
+function claim(event: VerifiedEvent, payload: string, force: boolean): Statement {
   return {
     text: `insert into internal.billing_events (id, type, created, payload, status, processed_at)
      values ($1, $2, $3, $4, 'processed', now())
@@ -39,7 +39,7 @@ function claim(event: VerifiedEvent, force: boolean): Statement {
        attempts = internal.billing_events.attempts + 1
        where internal.billing_events.status = 'failed' or $5
      returning id`,
-    values: [event.id, event.type, event.created, JSON.stringify(event), force],
+    values: [event.id, event.type, event.created, payload, force],
   };
 }
 
@@ -48,26 +48,33 @@ export async function receiveEvent(
   handlers: HandlerRegistry,
   logger: Logger,
   event: VerifiedEvent,
-  options: { force?: boolean } = {},
+  options: { force?: boolean; payload?: string } = {},
 ): Promise<ReceiveOutcome> {
+  // The provider's own text when it came over the wire (every field it sent, no second
+  // serialisation); a replayed event is its stored record.
+  const payload = options.payload ?? JSON.stringify(event);
   try {
     // The claim rides with the begin and any other status than the claim's with the commit (one
     // message each).
-    return await withServiceFolded(pool, claim(event, options.force ?? false), async (tx, claimed) => {
-      if (claimed.length === 0) return { value: 'duplicate' as const };
-      const handler = handlers[event.type];
-      const outcome: HandlerOutcome = handler ? await handler(tx, event) : 'ignored';
-      if (!handler)
-        logger.info({ eventId: event.id, type: event.type }, 'billing event type not handled; recorded');
-      if (outcome === 'processed') return { value: outcome }; // as the claim wrote it
-      return {
-        value: outcome,
-        last: {
-          text: `update internal.billing_events set status = $2, processed_at = now(), last_error = null where id = $1`,
-          values: [event.id, outcome],
-        },
-      };
-    });
+    return await withServiceFolded(
+      pool,
+      claim(event, payload, options.force ?? false),
+      async (tx, claimed) => {
+        if (claimed.length === 0) return { value: 'duplicate' as const };
+        const handler = handlers[event.type];
+        const outcome: HandlerOutcome = handler ? await handler(tx, event) : 'ignored';
+        if (!handler)
+          logger.info({ eventId: event.id, type: event.type }, 'billing event type not handled; recorded');
+        if (outcome === 'processed') return { value: outcome }; // as the claim wrote it
+        return {
+          value: outcome,
+          last: {
+            text: `update internal.billing_events set status = $2, processed_at = now(), last_error = null where id = $1`,
+            values: [event.id, outcome],
+          },
+        };
+      },
+    );
   } catch (error) {
     if (isDatabaseUnavailable(error)) throw databaseUnavailable(error); // nothing to record; the provider retries
     const refused = error instanceof RefusedEvent;
@@ -79,13 +86,7 @@ export async function receiveEvent(
         `insert into internal.billing_events (id, type, created, payload, status, last_error)
          values ($1, $2, $3, $4, 'failed', $5)
          on conflict (id) do update set status = 'failed', last_error = excluded.last_error`,
-        [
-          event.id,
-          event.type,
-          event.created,
-          JSON.stringify(event),
-          String((error as Error).message).slice(0, 2000),
-        ],
+        [event.id, event.type, event.created, payload, String((error as Error).message).slice(0, 2000)],
       )
       .catch((logError: unknown) =>
         logger.error({ err: logError, eventId: event.id }, 'could not record failed event'),

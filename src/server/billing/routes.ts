@@ -32,8 +32,12 @@ export function createWebhookHandler(
     try {
       if (input.method !== 'POST') throw new HttpError(405, 'Use POST', { code: 'method_not_allowed' });
       const raw = await input.body();
-      const event = verifyWebhook(raw, input.headers.get('stripe-signature'), deps.webhookSecret);
-      const outcome = await receiveEvent(deps.pool, deps.handlers, deps.logger, event);
+      const { event, payload } = verifyWebhook(
+        raw,
+        input.headers.get('stripe-signature'),
+        deps.webhookSecret,
+      );
+      const outcome = await receiveEvent(deps.pool, deps.handlers, deps.logger, event, { payload });
       return json(200, { received: true, id: event.id, outcome });
     } catch (error) {
       const known = isHttpError(error)

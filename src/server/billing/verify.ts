@@ -20,6 +20,12 @@ const eventShape = z.object({
 
 export type VerifiedEvent = z.infer<typeof eventShape>;
 
+/** A verified event and the exact text the provider signed (kept as the event's record). */
+export interface VerifiedDelivery {
+  event: VerifiedEvent;
+  payload: string;
+}
+
 function badRequest(code: string, message: string) {
   return new HttpError(400, message, { code });
 }
@@ -35,21 +41,17 @@ export function verifyWebhook(
   rawBody: Uint8Array,
   signatureHeader: string | null,
   secret: string,
-): VerifiedEvent {
+): VerifiedDelivery {
   if (!signatureHeader || signatureHeader.trim() === '') {
     throw badRequest('missing_signature', 'Missing Stripe-Signature header');
   }
   if (rawBody.byteLength === 0) throw badRequest('invalid_payload', 'Empty webhook payload');
   let parsed: unknown;
+  // Text, decoded once: given bytes, the SDK copies and decodes them twice (to sign, to parse).
+  // It signs and parses the decoded text either way, so the outcome is the same.
+  const payload = utf8.decode(rawBody);
   try {
-    // Text, decoded once: given bytes, the SDK copies and decodes them twice (to sign, to parse).
-    // It signs and parses the decoded text either way, so the outcome is the same.
-    parsed = Stripe.webhooks.constructEvent(
-      utf8.decode(rawBody),
-      signatureHeader,
-      secret,
-      SIGNATURE_TOLERANCE_SECONDS,
-    );
+    parsed = Stripe.webhooks.constructEvent(payload, signatureHeader, secret, SIGNATURE_TOLERANCE_SECONDS);
   } catch (error) {
     const message = (error as Error).message ?? '';
     if (error instanceof Stripe.errors.StripeSignatureVerificationError) {
@@ -74,5 +76,5 @@ export function verifyWebhook(
       `Webhook payload is not an event: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim(),
     );
   }
-  return event.data;
+  return { event: event.data, payload };
 }
