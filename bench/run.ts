@@ -5,7 +5,13 @@
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { startBenchDatabase, type BenchDatabase } from './support/database.js';
-import { machineDescription, markdownReport, printRows, type BenchRow } from './support/report.js';
+import {
+  machineDescription,
+  machineSpeed,
+  markdownReport,
+  printRows,
+  type BenchRow,
+} from './support/report.js';
 
 const args = process.argv.slice(2);
 if (args.includes('--quick')) {
@@ -37,6 +43,7 @@ if (unknown.length > 0) {
 const selected = named.length === 0 ? suites : suites.filter(([name]) => named.includes(name));
 const fullRun = named.length === 0 && !args.includes('--quick');
 
+const speedAtStart = machineSpeed();
 const database = await startBenchDatabase();
 const rows: BenchRow[] = [];
 try {
@@ -51,9 +58,14 @@ try {
     rows.push(...(await run(database)));
   }
   printRows(rows);
+  const speed = { start: speedAtStart, end: machineSpeed() };
+  console.log(
+    `machine speed, start -> end: SHA-256 ${speed.start.sha256} -> ${speed.end.sha256} MB/s, ` +
+      `durable 8 KiB write ${speed.start.durableWrite} -> ${speed.end.durableWrite} µs`,
+  );
 
   if (fullRun) {
-    writeFileSync('docs/benchmarks.md', markdownReport(rows, machineDescription(version), new Date()));
+    writeFileSync('docs/benchmarks.md', markdownReport(rows, machineDescription(version, speed), new Date()));
     console.log('wrote docs/benchmarks.md');
   }
 } finally {
