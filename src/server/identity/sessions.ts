@@ -7,7 +7,7 @@ import type { Queryable } from '../db/pool.js';
 import type { Tx } from '../db/transactions.js';
 import type { AmrEntry } from './access-tokens.js';
 import { errors } from './errors.js';
-import { countHits } from './rate-limit.js';
+import { enforceLimits } from './rate-limit.js';
 import {
   childRefreshToken,
   descendantHashes,
@@ -176,16 +176,13 @@ export async function refreshGrantInOneCall(
       // address, not per session, so nobody can use up a session's traces and thereby keep a
       // stolen session alive when its rightful client presents an older token.
       if (address) {
-        const [traced] = await countHits(db, [
+        await enforceLimits(db, [
           {
             bucket: `auth:refresh-trace:${address}`,
             max: rules.tracesPerAddress,
             windowSeconds: rules.windowSeconds,
           },
         ]);
-        if (traced && traced.hits > rules.tracesPerAddress) {
-          return { kind: 'rate_limited', retryAfterSeconds: Math.max(1, traced.retry_after) };
-        }
       }
       return (await olderTokenReused(db, key, presented, sessionId))
         ? { kind: 'reuse_detected' }
