@@ -5,6 +5,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { withReadTimeout, withRls, withService } from '../../src/server/db/transactions.js';
 import pg from 'pg';
+import { prepare } from '../../src/server/data-api/execute.js';
+import { parseApiRequest } from '../../src/server/data-api/request.js';
+import { SchemaCache } from '../../src/server/data-api/schema-cache.js';
+import { createLogger } from '../../src/server/logger.js';
 import { call, createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
 import { signUp, workspace, type SignedIn } from '../support/workspaces.js';
 
@@ -24,6 +28,11 @@ beforeAll(async () => {
     create function public.take_time(seconds float8) returns boolean language sql as
       $$ select true from pg_sleep(seconds) $$;
     grant execute on function public.take_time(float8) to authenticated`);
+  // The least working memory PostgreSQL allows, so that anything held in memory for a statement
+  // shows up as a temporary file in the plan.
+  await admin.query(
+    `alter database ${pg.escapeIdentifier(new URL(databaseUrl).pathname.slice(1))} set work_mem = '64kB'`,
+  );
   await admin.end();
   server = await startTestServer({
     DATABASE_URL: databaseUrl,
@@ -121,6 +130,31 @@ describe('time', () => {
     expect(alive.rowCount).toBe(0);
     expect(await idleInTransaction()).toBe(0);
   });
+
+  test('a statement the driver stops waiting for is cancelled in the database, not left running', async () => {
+    let pid = 0;
+    const started = Date.now();
+    // Trusted work has no statement timeout: without a cancel this sleep would run on for 30 s.
+    await expect(
+      withService(server.pool, async (tx) => {
+        pid = (await tx.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+        return tx.query(withReadTimeout('select pg_sleep(30)', 300));
+      }),
+    ).rejects.toMatchObject({ name: 'StatementAbandoned', code: '57014' });
+    expect(Date.now() - started).toBeLessThan(5000);
+    await expect
+      .poll(
+        async () =>
+          (
+            await server.pool.query('select 1 from pg_stat_activity where pid = $1 and state = $2', [
+              pid,
+              'active',
+            ])
+          ).rowCount,
+        { timeout: 2000 },
+      )
+      .toBe(0);
+  });
 });
 
 describe('rows', () => {
@@ -167,6 +201,44 @@ describe('size', () => {
     expect(await idleInTransaction()).toBe(0);
     // The same connections go on serving.
     expect((await get(`/projects?select=name&limit=1&workspace_id=eq.${ws}`)).status).toBe(200);
+  });
+
+  test('an oversized body is measured as it is made, never copied to a temporary file', async () => {
+    // The very statement the data API runs for the self-embed, with the size limit the server
+    // has, explained with its actual run under the database's working memory (64 kB here).
+    const schema = await new SchemaCache(server.pool, createLogger('silent')).get();
+    const request = parseApiRequest(
+      'GET',
+      '/projects',
+      new URLSearchParams(
+        `select=d:description,w:workspaces(p:projects(d:description))&workspace_id=eq.${ws}`,
+      ),
+      new Headers(),
+    );
+    const { query } = prepare(schema, request, undefined, {
+      maxRows: 10,
+      maxResponseBytes: 100_000,
+      maxPatternLength: 40,
+      maxFilterTerms: 8,
+    });
+    const plan = await withRls(server.pool, { role: 'authenticated', sub: owner.id }, async (tx) => {
+      const r = await tx.query<{ 'QUERY PLAN': unknown }>(
+        `explain (analyze, buffers, format json) ${query.text}`,
+        query.values as unknown[],
+      );
+      return r.rows[0]!['QUERY PLAN'];
+    });
+    const tempBlocks = (node: unknown): number => {
+      if (Array.isArray(node)) return node.reduce((sum: number, n) => sum + tempBlocks(n), 0);
+      if (!node || typeof node !== 'object') return 0;
+      return Object.entries(node).reduce(
+        (sum, [key, value]) => sum + (key === 'Temp Written Blocks' ? Number(value) : tempBlocks(value)),
+        0,
+      );
+    };
+    expect(query.text).toContain('octet_length');
+    expect(JSON.stringify(plan)).toContain('Temp Written Blocks');
+    expect(tempBlocks(plan)).toBe(0);
   });
 
   test('a write whose answer would be too large changes nothing', async () => {

@@ -64,23 +64,25 @@ function bodyAggregate(format: BodyFormat, list: Output[], params: Params): stri
 }
 
 /**
- * Assembles a statement from its CTEs and final select. With a body limit, the final select is
- * materialized once and its body measured inside PostgreSQL: an oversized body is replaced by
- * NULL, so the service never receives, buffers or parses it. (Data-modifying CTEs must stay at
- * the top level, which is why the limit is a CTE rather than a wrapping subquery.)
+ * Assembles a statement from its CTEs and final select. With a body limit, the body is measured
+ * inside PostgreSQL: an oversized body is replaced by NULL, so the service never receives,
+ * buffers or parses it. The final select is read through a subquery that `offset 0` keeps whole,
+ * so the body is computed once and passed on row by row; a materialized CTE would first copy it
+ * into a tuplestore, which spills to a temporary file beyond work_mem: an oversized body was
+ * written to disk only to be refused. (Data-modifying CTEs must stay at the top level, which is
+ * why they remain CTEs and only the final select is wrapped.)
  */
 function finish(params: Params, ctes: string[], final: string, columns: string[], limit: BodyLimit): Query {
+  const head = ctes.length > 0 ? `with ${ctes.join(', ')} ` : '';
   if (limit.maxBodyBytes === undefined) {
-    const head = ctes.length > 0 ? `with ${ctes.join(', ')} ` : '';
     return { text: `${head}${final}`, values: params.values, columns };
   }
   const max = params.add(limit.maxBodyBytes);
   const others = columns.map((c) => `, _out.${c}`).join('');
   return {
     text:
-      `with ${[...ctes, `_out as materialized (${final})`].join(', ')} ` +
-      `select case when octet_length(_out.body) > ${max}::int then null else _out.body end as body, ` +
-      `octet_length(_out.body) as body_bytes${others} from _out`,
+      `${head}select case when octet_length(_out.body) > ${max}::int then null else _out.body end as body, ` +
+      `octet_length(_out.body) as body_bytes${others} from (${final} offset 0) _out`,
     values: params.values,
     columns: [...columns, 'body_bytes'],
   };

@@ -2,6 +2,7 @@
 // exactly as PostgREST does it) and withService (the narrow, RLS-bypassing path for trusted
 // server work such as the identity service itself). Both run one transaction per call.
 import type { QueryConfig } from 'pg';
+import { cancelBackend } from './cancel.js';
 import { runPipeline } from './pipeline.js';
 import { statementTimeoutOf, type Pool, type PoolClient } from './pool.js';
 
@@ -34,10 +35,27 @@ export function withReadTimeout(text: string, ms: number, values?: unknown[]): Q
   return config;
 }
 
+/** pg's message when a query's read timeout (query_timeout) ends the wait for its answer. */
+const READ_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/**
+ * A statement the driver stopped waiting for, which was then cancelled in the database. It reads
+ * as PostgreSQL's own cancellation (SQLSTATE 57014), which is what it is.
+ */
+export class StatementAbandoned extends Error {
+  override name = 'StatementAbandoned';
+  readonly code = '57014';
+  readonly severity = 'ERROR';
+  constructor() {
+    super('canceling statement: no answer within the read timeout');
+  }
+}
+
 /**
  * Checks out a connection for one transaction that `run` opens and ends, and owns what can go
  * wrong around it: a failure rolls back (a connection that cannot even do that is destroyed), and
- * the connection is always given back.
+ * the connection is always given back. A statement the driver gave up waiting for is cancelled
+ * in the database and its connection destroyed: a rollback would only queue behind it.
  */
 async function onConnection<T>(pool: Pool, run: (tx: Tx) => Promise<T>): Promise<T> {
   const tx = await pool.connect();
@@ -51,6 +69,11 @@ async function onConnection<T>(pool: Pool, run: (tx: Tx) => Promise<T>): Promise
   try {
     return await run(tx);
   } catch (error) {
+    if (error instanceof Error && error.message === READ_TIMEOUT_MESSAGE) {
+      broken = true;
+      await cancelBackend(tx);
+      throw new StatementAbandoned();
+    }
     try {
       await tx.query(withReadTimeout('rollback', ROLLBACK_TIMEOUT_MS));
     } catch {
