@@ -2,7 +2,8 @@
 // POST /bench/jwt: one durable single-row write (its own transaction, committed to the WAL) and
 // one signed access token. That is the floor of a refresh grant, which must write durably and
 // sign; it is served by the same process and HTTP stack, so the ratio shows what the grant costs
-// beyond it.
+// beyond it. GET /bench/heap answers the live heap after a full collection (when started with
+// --expose-gc): what the mixed load judges memory growth by.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/server/config.js';
@@ -39,6 +40,16 @@ app.post('/bench/jwt', async (c) => {
     amr: [{ method: 'password', timestamp: 0 }],
   });
   return c.json({ access_token: token, token_type: 'bearer', expires_in: 3600, expires_at: expiresAt });
+});
+
+// What is still reachable after a full collection: unlike the resident set, which follows the
+// collector's cycles, this only grows when something is kept.
+app.get('/bench/heap', (c) => {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  if (!collect) return c.json({ error: 'start the server with --expose-gc' }, 500);
+  collect();
+  const { heapUsed, external } = process.memoryUsage();
+  return c.json({ heapUsed, external });
 });
 
 const server = createServer(listener);
