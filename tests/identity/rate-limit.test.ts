@@ -99,3 +99,57 @@ test('refresh grants per session are limited', async () => {
   );
   expect(live.rowCount).toBe(1);
 });
+
+test("a session's grants of the previous window still weigh in the next one", async () => {
+  const window = 3600;
+  const c = await startTestServer({ ...limits, RATE_LIMIT_WINDOW: String(window) });
+  try {
+    const signUp = await call(c, 'POST', '/auth/v1/signup', {
+      body: { email: `sliding-${Date.now()}@example.com`, password: 'correct horse battery' },
+    });
+    const elapsedInWindow = async () =>
+      Number(
+        (
+          await c.pool.query(
+            `select (extract(epoch from now()) - floor(extract(epoch from now()) / $1) * $1)::float8 as s`,
+            [window],
+          )
+        ).rows[0].s,
+      );
+    const left = window - (await elapsedInWindow());
+    if (left < 60) await new Promise((r) => setTimeout(r, (left + 1) * 1000));
+    // 400 grants in the previous window (of a limit of 4): they weigh 400 * (1 - f) until they
+    // fade to 3, at f = 397/400 of this window, whereas fixed windows would start again at 0.
+    await c.pool.query(
+      `update auth.sessions
+       set refresh_window_start = to_timestamp(floor(extract(epoch from now()) / $2) * $2),
+           refresh_previous_count = 400, refresh_count = 0
+       where user_id = $1`,
+      [(signUp.body.user as { id: string }).id, window],
+    );
+    const refused = await call(c, 'POST', '/auth/v1/token?grant_type=refresh_token', {
+      body: { refresh_token: signUp.body.refresh_token },
+    });
+    expect(refused.status).toBe(429);
+    const expected = (397 / 400) * window - (await elapsedInWindow());
+    expect(Math.abs(Number(refused.headers.get('retry-after')) - expected)).toBeLessThanOrEqual(2);
+  } finally {
+    await c.close();
+  }
+});
+
+test('password grants of an address in the previous window still weigh', async () => {
+  const email = `weighed-${Date.now()}@example.com`;
+  await call(a, 'POST', '/auth/v1/signup', { body: { email, password: 'correct horse battery' } });
+  // Far more than the limit (1000) in the previous window of 300 s: they weigh until its very end.
+  await a.pool.query(
+    `insert into internal.rate_limits (bucket, window_start, hits)
+     values ('signin:ip:203.0.113.12', to_timestamp(floor(extract(epoch from now()) / 300) * 300 - 300), 10000000)`,
+  );
+  const res = await call(a, 'POST', '/auth/v1/token?grant_type=password', {
+    body: { email, password: 'correct horse battery' },
+    headers: { 'x-forwarded-for': '203.0.113.12' },
+  });
+  expect(res.status).toBe(429);
+  expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+});

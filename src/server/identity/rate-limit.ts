@@ -1,5 +1,6 @@
-// In charge of rate limits that hold across every instance: fixed-window counters in Postgres,
-// one upsert per check, so a limit is the same whichever instance a request lands on.
+// In charge of rate limits that hold across every instance: sliding-window counters in Postgres
+// (internal.rate_limit_* of migration 0038), so a limit is the same whichever instance a request
+// lands on, and no client gets twice its allowance by straddling two windows.
 import type { Queryable } from '../db/pool.js';
 import { errors } from './errors.js';
 
@@ -10,18 +11,28 @@ export interface Limit {
 }
 
 /**
- * Counts one hit in each bucket; throws 429 (with Retry-After) when any is over its limit, or
- * the error `refusal` makes for the seconds to wait.
+ * Counts one hit in each bucket that has room; throws 429 (with Retry-After) when any has none,
+ * or the error `refusal` makes for the seconds to wait. A refused hit is not counted.
  */
 export async function enforceLimits(
   db: Queryable,
   limits: Limit[],
   refusal: (retryAfterSeconds: number) => Error = errors.rateLimited,
 ): Promise<void> {
-  for (const row of await countHits(db, limits)) {
-    const limit = limits.find((l) => l.bucket === row.bucket);
-    if (limit && row.hits > limit.max) throw refusal(Math.max(1, row.retry_after));
+  if (limits.length === 0) return;
+  const result = await db.query<{ wait: number | null }>(
+    `select max(internal.rate_limit_admit(i.bucket, i.window_seconds, i.max)) as wait
+     from unnest($1::text[], $2::int[], $3::int[]) as i(bucket, window_seconds, max)`,
+    columns(limits),
+  );
+  // Old windows are useless; prune them now and then rather than on every request.
+  if (Math.random() < 0.01) {
+    await db
+      .query(`delete from internal.rate_limits where window_start < now() - interval '1 day'`)
+      .catch(() => undefined);
   }
+  const wait = result.rows[0]?.wait;
+  if (wait !== null && wait !== undefined) throw refusal(Math.max(1, wait));
 }
 
 /**
@@ -31,43 +42,24 @@ export async function enforceLimits(
 export async function limitsReached(db: Queryable, limits: Limit[]): Promise<number> {
   if (limits.length === 0) return 0;
   const result = await db.query<{ wait: number | null }>(
-    `select max(ceil(extract(epoch from r.window_start) + i.window_seconds - extract(epoch from now())))::int as wait
-     from unnest($1::text[], $2::int[], $3::int[]) as i(bucket, window_seconds, max)
-     join internal.rate_limits r on r.bucket = i.bucket
-       and r.window_start = to_timestamp(floor(extract(epoch from now()) / i.window_seconds) * i.window_seconds)
-     where r.hits >= i.max`,
-    [limits.map((l) => l.bucket), limits.map((l) => l.windowSeconds), limits.map((l) => l.max)],
+    `select max(internal.rate_limit_room(i.bucket, i.window_seconds, i.max)) as wait
+     from unnest($1::text[], $2::int[], $3::int[]) as i(bucket, window_seconds, max)`,
+    columns(limits),
   );
   const wait = result.rows[0]?.wait;
   return wait === null || wait === undefined ? 0 : Math.max(1, wait);
 }
 
-/** Counts one hit in each bucket and returns the counts. */
-export async function countHits(
-  db: Queryable,
-  limits: Limit[],
-): Promise<{ bucket: string; hits: number; retry_after: number }[]> {
-  if (limits.length === 0) return [];
-  const result = await db.query<{ bucket: string; hits: number; retry_after: number }>(
-    `with input as (
-       select * from unnest($1::text[], $2::int[]) as t(bucket, window_seconds)
-     ), upserted as (
-       insert into internal.rate_limits as r (bucket, window_start, hits)
-       select bucket, to_timestamp(floor(extract(epoch from now()) / window_seconds) * window_seconds), 1
-       from input
-       on conflict (bucket, window_start) do update set hits = r.hits + 1
-       returning r.bucket, r.hits, r.window_start
-     )
-     select u.bucket, u.hits,
-       ceil(extract(epoch from u.window_start) + i.window_seconds - extract(epoch from now()))::int as retry_after
-     from upserted u join input i using (bucket)`,
-    [limits.map((l) => l.bucket), limits.map((l) => l.windowSeconds)],
+/** Counts one hit in each bucket, whatever the count: a failure that has already happened. */
+export async function countHits(db: Queryable, limits: Limit[]): Promise<void> {
+  if (limits.length === 0) return;
+  await db.query(
+    `select internal.rate_limit_count(i.bucket, i.window_seconds)
+     from unnest($1::text[], $2::int[]) as i(bucket, window_seconds)`,
+    columns(limits).slice(0, 2),
   );
-  // Old windows are useless; prune them now and then rather than on every request.
-  if (Math.random() < 0.01) {
-    await db
-      .query(`delete from internal.rate_limits where window_start < now() - interval '1 day'`)
-      .catch(() => undefined);
-  }
-  return result.rows;
+}
+
+function columns(limits: Limit[]): [string[], number[], number[]] {
+  return [limits.map((l) => l.bucket), limits.map((l) => l.windowSeconds), limits.map((l) => l.max)];
 }
