@@ -197,31 +197,39 @@ describe('size', () => {
     );
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'TNTRY413' });
-    expect(String((res.body as { message: string }).message)).toMatch(/limit is 100000/);
+    expect(String((res.body as { message: string }).message)).toMatch(
+      /more than \d+ bytes; the limit is 100000/,
+    );
     expect(await idleInTransaction()).toBe(0);
     // The same connections go on serving.
     expect((await get(`/projects?select=name&limit=1&workspace_id=eq.${ws}`)).status).toBe(200);
   });
 
-  test('an oversized body is measured as it is made, never copied to a temporary file', async () => {
-    // The very statement the data API runs for the self-embed, with the size limit the server
-    // has, explained with its actual run under the database's working memory (64 kB here).
+  /** The statement the data API runs for `select`, with these limits, as the owner. */
+  async function statementFor(select: string, maxRows: number, maxResponseBytes: number) {
     const schema = await new SchemaCache(server.pool, createLogger('silent')).get();
     const request = parseApiRequest(
       'GET',
       '/projects',
-      new URLSearchParams(
-        `select=d:description,w:workspaces(p:projects(d:description))&workspace_id=eq.${ws}`,
-      ),
+      new URLSearchParams(`select=${select}&workspace_id=eq.${ws}`),
       new Headers(),
     );
-    const { query } = prepare(schema, request, undefined, {
-      maxRows: 10,
-      maxResponseBytes: 100_000,
+    return prepare(schema, request, undefined, {
+      maxRows,
+      maxResponseBytes,
       maxPatternLength: 40,
       maxFilterTerms: 8,
-    });
-    const plan = await withRls(server.pool, { role: 'authenticated', sub: owner.id }, async (tx) => {
+    }).query;
+  }
+  const asOwner = <T>(work: (tx: pg.PoolClient) => Promise<T>) =>
+    withRls(server.pool, { role: 'authenticated', sub: owner.id }, work);
+  const selfEmbed = 'd:description,w:workspaces(p:projects(d:description))';
+
+  test('an oversized body is measured as it is made, never copied to a temporary file', async () => {
+    // 30 rows of three 1000-character columns: about 90 kB, more than the database's working
+    // memory (64 kB here) and than this limit, explained with its actual run.
+    const query = await statementFor('a:description,b:description,c:description', 30, 50_000);
+    const plan = await asOwner(async (tx) => {
       const r = await tx.query<{ 'QUERY PLAN': unknown }>(
         `explain (analyze, buffers, format json) ${query.text}`,
         query.values as unknown[],
@@ -239,6 +247,36 @@ describe('size', () => {
     expect(query.text).toContain('octet_length');
     expect(JSON.stringify(plan)).toContain('Temp Written Blocks');
     expect(tempBlocks(plan)).toBe(0);
+  });
+
+  test('embeds multiplied by embeds stop at the limit instead of building the whole body', async () => {
+    // 30 projects, each with its workspace's 30 projects: a body of about 930 kB.
+    const whole = await statementFor(selfEmbed, 30, 10_000_000);
+    const full = await asOwner((tx) =>
+      tx.query<{ body_bytes: number }>(whole.text, whole.values as unknown[]),
+    );
+    expect(Number(full.rows[0]!.body_bytes)).toBeGreaterThan(900_000);
+
+    // With a limit of 100 kB the statement stops once its embeds add up to more than that: after
+    // four of the thirty rows, each about 31 kB.
+    const limited = await statementFor(selfEmbed, 30, 100_000);
+    const stopped = await asOwner((tx) => tx.query(limited.text, limited.values as unknown[])).then(
+      () => null,
+      (error: { code?: string; detail?: string }) => error,
+    );
+    expect(stopped?.code).toBe('TN413');
+    const { bytes, max } = JSON.parse(stopped!.detail!) as { bytes: number; max: number };
+    expect(max).toBe(100_000);
+    expect(bytes).toBeGreaterThan(100_000);
+    expect(bytes).toBeLessThan(140_000);
+
+    // Nothing that fits is refused early: the same body under a limit of exactly its size.
+    const exact = await statementFor(selfEmbed, 30, Number(full.rows[0]!.body_bytes));
+    const fits = await asOwner((tx) =>
+      tx.query<{ body: string | null }>(exact.text, exact.values as unknown[]),
+    );
+    expect(fits.rows[0]!.body).not.toBeNull();
+    expect(JSON.parse(fits.rows[0]!.body!)).toHaveLength(30);
   });
 
   test('a write whose answer would be too large changes nothing', async () => {

@@ -4,6 +4,7 @@
 import { HttpError, isHttpError } from '../http/errors.js';
 import { isDatabaseUnavailable } from '../http/unavailable.js';
 import type { Reply } from '../http/reply.js';
+import { responseTooLarge } from './limits.js';
 
 interface PgError {
   code: string;
@@ -66,9 +67,19 @@ function customError(error: PgError): HttpError | null {
   }
 }
 
+/**
+ * data_api.response_too_large stopped the statement (SQLSTATE TN413, migration 0039): its
+ * embeds already added up to more than the body limit. The detail holds both figures.
+ */
+function stoppedTooLarge(error: PgError): HttpError {
+  const { bytes, max } = JSON.parse(error.detail ?? '{}') as { bytes?: number; max?: number };
+  return responseTooLarge(Number(bytes), Number(max), { stoppedEarly: true });
+}
+
 export function toHttpError(error: unknown, role: string): HttpError | null {
   if (isHttpError(error)) return error;
   if (isPgError(error) && error.code === 'PGRST') return customError(error);
+  if (isPgError(error) && error.code === 'TN413') return stoppedTooLarge(error);
   // Connection failures, and a server shutting down or starting up (57P01-57P03), are outages: 503.
   if (isDatabaseUnavailable(error)) {
     return new HttpError(503, 'The database is unavailable; try again shortly', {

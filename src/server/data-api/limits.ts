@@ -83,9 +83,17 @@ export function capRead(plan: ReadPlan, maxRows: number): ReadPlan {
   return { ...plan, items: capEmbeds(plan.items, maxRows), limit: capped(plan.limit, maxRows) };
 }
 
-/** The answer when the guarded body was too large: the caller should ask for less. */
-export function responseTooLarge(bytes: number, maxBytes: number): HttpError {
-  return new HttpError(400, `The response would be ${bytes} bytes; the limit is ${maxBytes}`, {
+/**
+ * The answer when the guarded body was too large: the caller should ask for less. A statement
+ * stopped early knows only that the body would be more than `bytes`.
+ */
+export function responseTooLarge(
+  bytes: number,
+  maxBytes: number,
+  how: { stoppedEarly?: boolean } = {},
+): HttpError {
+  const size = how.stoppedEarly ? `more than ${bytes}` : String(bytes);
+  return new HttpError(400, `The response would be ${size} bytes; the limit is ${maxBytes}`, {
     code: 'TNTRY413',
     details: 'DATA_API_MAX_RESPONSE_BYTES bounds the size of one response body',
     hint: 'Select fewer columns or embedded rows, or page with limit and offset',

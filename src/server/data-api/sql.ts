@@ -72,6 +72,19 @@ function bodyAggregate(format: BodyFormat, list: Output[], params: Params): stri
  * written to disk only to be refused. (Data-modifying CTEs must stay at the top level, which is
  * why they remain CTEs and only the final select is wrapped.)
  */
+/**
+ * The body limit's parameter for stopping early, or undefined: without a limit, and when nulls
+ * are stripped from the finished body (which can make it smaller than the values it was built
+ * from).
+ */
+function earlyStop(options: BodyFormat & BodyLimit, params: Params): EarlyStop | undefined {
+  const { maxBodyBytes } = options;
+  if (maxBodyBytes === undefined || options.stripNulls === true) return undefined;
+  // Added on first use: a parameter the statement never mentions has no type and is an error.
+  let placeholder: string | undefined;
+  return () => (placeholder ??= params.add(maxBodyBytes));
+}
+
 function finish(params: Params, ctes: string[], final: string, columns: string[], limit: BodyLimit): Query {
   const head = ctes.length > 0 ? `with ${ctes.join(', ')} ` : '';
   if (limit.maxBodyBytes === undefined) {
@@ -181,9 +194,52 @@ interface Output {
   expr: string;
   name: string;
   aggregate: boolean;
+  /** the value is JSON built here (an embed), which the body holds verbatim */
+  json?: boolean;
 }
 
-function outputs(alias: string, items: PlannedItem[], params: Params, depth: number): Output[] {
+/** The body limit's parameter, added to the statement when first asked for. */
+type EarlyStop = () => string;
+
+/**
+ * The rows `rows` under the alias `alias`, for an aggregate to turn into JSON. With a body limit
+ * (`max`, a parameter), each row passes a running total of the sizes of its JSON values (its
+ * embeds), and the statement stops (data_api.response_too_large, SQLSTATE TN413, answered as TNTRY413) as soon as that
+ * total is over the limit. The body holds each of those values verbatim, with at least four more
+ * characters (its key's quotes, the colon, a comma or brace), so the total is never more than the
+ * body would be: nothing that fits is refused early. Without the early stop, embeds multiplied by
+ * embeds build a body of any size before it is measured; with it, PostgreSQL stops after about
+ * the limit's worth of work. (The window keeps only the current row; its order is the rows'.)
+ */
+function guardedRows(
+  rows: string,
+  alias: string,
+  out: Output[],
+  stop: EarlyStop | undefined,
+  depth: number,
+): string {
+  const single = (name: string) => out.filter((o) => o.name === name).length === 1;
+  const sized = out.filter((o) => o.json && single(o.name));
+  if (stop === undefined || sized.length === 0) return `(${rows}) ${alias}`;
+  const max = stop();
+  const q = `_q${depth}`;
+  const g = `_g${depth}`;
+  const size = sized.map((o) => `coalesce(pg_column_size(${q}.${quoteIdent(o.name)}), 0)`).join(' + ');
+  return (
+    `(select ${q} as ${alias}, sum(${size}) over (rows between unbounded preceding and current row) as _n ` +
+    `from (${rows}) ${q}) ${g} ` +
+    `where case when ${g}._n > ${max}::bigint then data_api.response_too_large(${g}._n, ${max}::bigint) else true end`
+  );
+}
+
+function outputs(
+  alias: string,
+  items: PlannedItem[],
+  params: Params,
+  depth: number,
+  /** the body limit, when embedded arrays are to stop early at it */
+  max?: EarlyStop,
+): Output[] {
   const out: Output[] = [];
   for (const item of items) {
     if (item.kind === 'count') {
@@ -210,7 +266,7 @@ function outputs(alias: string, items: PlannedItem[], params: Params, depth: num
     // An !inner embed inside this one drops this one's rows that have no match.
     const nested = innerEmbedConditions(childAlias, e.items, params);
     const where = whereClause(childAlias, e.where, params, [...source.conditions, ...nested]);
-    const children = outputs(childAlias, e.items, params, depth + 1);
+    const children = outputs(childAlias, e.items, params, depth + 1, max);
     if (item.spread) {
       // Spread: each embedded column becomes a column of the parent; from a to-many embed, an
       // array of its values.
@@ -219,16 +275,21 @@ function outputs(alias: string, items: PlannedItem[], params: Params, depth: num
           ? `(select ${o.expr} from ${source.from}${where} limit 1)`
           : `(select coalesce(json_agg(_s.v), '[]'::json) from (select ${o.expr} as v from ${source.from}${where}` +
             `${orderClause(childAlias, e.order, params)}${pagingClause(e.limit, e.offset, params)}) _s)`;
-        out.push({ expr, name: o.name, aggregate: false });
+        out.push({ expr, name: o.name, aggregate: false, json: !e.toOne || o.json === true });
       }
       continue;
     }
     const inner = `select ${listSql(children)} from ${source.from}${where}${groupBy(children)}`;
     const expr = e.toOne
       ? `(select row_to_json(_e) from (${inner} limit 1) _e)`
-      : `coalesce((select json_agg(_e) from (${inner}${orderClause(childAlias, e.order, params)}` +
-        `${pagingClause(e.limit, e.offset, params)}) _e), '[]'::json)`;
-    out.push({ expr, name: item.as, aggregate: false });
+      : `coalesce((select json_agg(_e) from ${guardedRows(
+          `${inner}${orderClause(childAlias, e.order, params)}${pagingClause(e.limit, e.offset, params)}`,
+          '_e',
+          children,
+          max,
+          depth + 1,
+        )}), '[]'::json)`;
+    out.push({ expr, name: item.as, aggregate: false, json: true });
   }
   return out;
 }
@@ -294,7 +355,8 @@ export function readQuery(plan: ReadPlan, options: BodyFormat & { count: boolean
   const source = sourceSql(plan, params);
   const inner = innerEmbedConditions('t0', plan.items, params);
   const where = whereClause('t0', plan.where, params, inner);
-  const list = outputs('t0', plan.items, params, 0);
+  const max = earlyStop(options, params);
+  const list = outputs('t0', plan.items, params, 0, max);
   const page =
     `select ${listSql(list)} from ${source.from}${where}${groupBy(list)}` +
     `${orderClause('t0', plan.order, params)}${pagingClause(plan.limit, plan.offset, params)}`;
@@ -303,7 +365,8 @@ export function readQuery(plan: ReadPlan, options: BodyFormat & { count: boolean
   return finish(
     params,
     source.ctes,
-    `select ${body} as body, count(_r)::int as rows${total} from (${page}) _r`,
+    `select ${body} as body, count(_r)::int as rows${total} ` +
+      `from ${guardedRows(page, '_r', list, options.single ? undefined : max, 0)}`,
     options.count ? ['rows', 'total'] : ['rows'],
     options,
   );
@@ -378,7 +441,7 @@ const INSERTED_FLAG = '"__tenantry_inserted"';
 function returning(
   items: PlannedItem[],
   params: Params,
-  format: BodyFormat,
+  format: BodyFormat & BodyLimit,
   representation: boolean,
   countInserted = false,
   /** the table's columns, when the whole row was returned beside the upsert's flag */
@@ -388,11 +451,18 @@ function returning(
     ? `, (select count(*) from _w where _w.${INSERTED_FLAG})::int as inserted`
     : '';
   if (!representation) return `select null::text as body, count(*)::int as rows${inserted} from _w`;
-  const list = outputs('t0', items, params, 0);
+  const max = earlyStop(format, params);
+  const list = outputs('t0', items, params, 0, max);
   const body = bodyAggregate(format, list, params);
   return (
     `select ${body} as body, count(_r)::int as rows${inserted} ` +
-    `from (select ${listSql(list)} from ${rowSource(rowColumns)} t0${groupBy(list)}) _r`
+    `from ${guardedRows(
+      `select ${listSql(list)} from ${rowSource(rowColumns)} t0${groupBy(list)}`,
+      '_r',
+      list,
+      format.single ? undefined : max,
+      0,
+    )}`
   );
 }
 
