@@ -26,6 +26,7 @@ const { dataApiBenchmarks } = await import('./data-api.js');
 const { digestBenchmarks } = await import('./digest.js');
 const { identityBenchmarks } = await import('./identity.js');
 const { loadBenchmarks } = await import('./load.js');
+const { hostileBenchmarks } = await import('./hostile.js');
 
 const suites: [name: string, title: string, run: (db: BenchDatabase) => Promise<BenchRow[]>][] = [
   ['identity', 'identity: refresh and sign-in throughput…', identityBenchmarks],
@@ -33,6 +34,7 @@ const suites: [name: string, title: string, run: (db: BenchDatabase) => Promise<
   ['billing', 'billing: webhook events per second…', billingBenchmarks],
   ['digest', 'digest: compose and enqueue at 10k and 100k users; SMTP delivery…', digestBenchmarks],
   ['load', `load: a mixed workload for ${process.env.BENCH_LOAD_SECONDS ?? 120} s…`, loadBenchmarks],
+  ['hostile', 'hostile: a tenant reading while another attacks…', hostileBenchmarks],
 ];
 const named = args.filter((a) => !a.startsWith('--'));
 const unknown = named.filter((n) => !suites.some(([name]) => name === n));

@@ -131,6 +131,8 @@ describe('FairGate', () => {
       maxWaitMs: 5000,
       slowMs: 20,
       warmup: 3,
+      // The callers here come one after the other: each is alone at the gate.
+      othersRecentMs: 0,
     });
     const started: string[] = [];
     const fresh = Array.from({ length: 4 }, (_, i) => start(gate, 'new', started, `n${i}`));
@@ -147,6 +149,55 @@ describe('FairGate', () => {
     expect(after).toEqual(['s0', 's1']);
     for (const r of burst) r.finish();
     await Promise.all(burst.map((r) => r.done));
+  });
+
+  test('while others use the gate, a slow caller runs one request at a time; alone, its share', async () => {
+    const gate = new FairGate({
+      capacity: 10,
+      perCaller: 3,
+      maxWaitingPerCaller: 20,
+      maxWaitMs: 5000,
+      slowMs: 20,
+      othersRecentMs: 200,
+    });
+    await gate.run('slow', () => new Promise((resolve) => setTimeout(resolve, 40)));
+
+    // Another caller has a request running: one of the slow caller's requests at a time.
+    const started: string[] = [];
+    const other = start(gate, 'other', started, 'o');
+    const burst = Array.from({ length: 3 }, (_, i) => start(gate, 'slow', started, `s${i}`));
+    await tick();
+    expect(started).toEqual(['o', 's0']);
+    burst[0]!.finish();
+    await burst[0]!.done;
+    await tick();
+    expect(started).toEqual(['o', 's0', 's1']);
+
+    // The other caller finished a moment ago: still one at a time.
+    other.finish();
+    await other.done;
+    burst[1]!.finish();
+    await burst[1]!.done;
+    await tick();
+    expect(started).toEqual(['o', 's0', 's1', 's2']);
+    const next = Array.from({ length: 2 }, (_, i) => start(gate, 'slow', started, `t${i}`));
+    await tick();
+    expect(started).toEqual(['o', 's0', 's1', 's2']);
+    burst[2]!.finish();
+    await burst[2]!.done;
+    await tick();
+    expect(started).toEqual(['o', 's0', 's1', 's2', 't0']);
+    for (const r of next) r.finish();
+    await Promise.all(next.map((r) => r.done));
+
+    // Nobody else for longer than othersRecentMs: the slow caller has its whole share again.
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const alone: string[] = [];
+    const last = Array.from({ length: 4 }, (_, i) => start(gate, 'slow', alone, `a${i}`));
+    await tick();
+    expect(alone).toEqual(['a0', 'a1', 'a2']);
+    for (const r of last) r.finish();
+    await Promise.all(last.map((r) => r.done));
   });
 
   test('a long-running request holds its fast caller back to perCaller while it runs', async () => {

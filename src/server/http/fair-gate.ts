@@ -2,8 +2,9 @@
 // `capacity` requests run in all, and when a slot frees the waiting callers take turns (round
 // robin) instead of the busiest caller going first. A caller runs `perCaller` requests at once;
 // one whose requests have proven fast may use spare capacity beyond that (a busy single-user back
-// end is not throttled), but never the last `perCaller` slots, and one whose requests are slow
-// (now or recently) is held to `perCaller`, so slow work cannot crowd out the others. State is per
+// end is not throttled), but never the last `perCaller` slots. One whose requests are slow (now or
+// recently) runs one at a time while other callers are using the gate: slow statements hold the
+// database's cores, and a few of them at once crowd out everyone's short requests. State is per
 // process on purpose: it decides who waits, never whether something is allowed.
 import { HttpError } from './errors.js';
 
@@ -22,11 +23,14 @@ export interface FairGateOptions {
   warmup?: number;
   /** half-life of a slow request's mark on its caller */
   slowHalfLifeMs?: number;
+  /** how recently another caller must have used the gate for a slow caller to be held to one */
+  othersRecentMs?: number;
 }
 
 const DEFAULT_SLOW_MS = 100;
 const DEFAULT_WARMUP = 8;
 const DEFAULT_SLOW_HALF_LIFE_MS = 30_000;
+const DEFAULT_OTHERS_RECENT_MS = 5_000;
 /** callers remembered at most (oldest forgotten first) */
 const MAX_REMEMBERED = 10_000;
 
@@ -58,20 +62,25 @@ export class FairGate {
   /** callers with someone waiting, in the order they get their next turn */
   private readonly turns: string[] = [];
   private readonly history = new Map<string, History>();
+  /** the two callers that most recently started a request, most recent first, with when */
+  private readonly recent: [caller: string, at: number][] = [];
   private readonly slowMs: number;
   private readonly warmup: number;
   private readonly halfLife: number;
+  private readonly othersRecentMs: number;
 
   constructor(private readonly options: FairGateOptions) {
     this.slowMs = options.slowMs ?? DEFAULT_SLOW_MS;
     this.warmup = options.warmup ?? DEFAULT_WARMUP;
     this.halfLife = options.slowHalfLifeMs ?? DEFAULT_SLOW_HALF_LIFE_MS;
+    this.othersRecentMs = options.othersRecentMs ?? DEFAULT_OTHERS_RECENT_MS;
   }
 
   /** Runs fn when `caller` has a turn; refuses with 429 or 504 when it cannot get one in time. */
   async run<T>(caller: string, fn: () => Promise<T>): Promise<T> {
     await this.enter(caller);
     const started = performance.now();
+    this.noteStart(caller, started);
     const state = this.state(caller);
     state.started.push(started);
     try {
@@ -99,6 +108,9 @@ export class FairGate {
   private canStart(caller: string, state: CallerState): boolean {
     const { capacity, perCaller } = this.options;
     if (this.running >= capacity) return false;
+    // Measured on two cores: four self-embeds at once cut a neighbour's reads to 2% of their
+    // rate; one at a time left them whole. Alone, a slow caller keeps its whole share.
+    if (state.running >= 1 && this.isSlow(caller, state) && this.othersActive(caller)) return false;
     if (state.running < perCaller) return true;
     // Beyond its own share only into spare capacity, and only while it has proven fast.
     return this.running < capacity - perCaller && this.isFast(caller, state);
@@ -109,6 +121,28 @@ export class FairGate {
     if (state.started.some((at) => now - at >= this.slowMs)) return false;
     const seen = this.history.get(caller);
     return !!seen && seen.fast >= this.warmup && this.decayed(seen, now) < this.slowMs;
+  }
+
+  private isSlow(caller: string, state: CallerState): boolean {
+    const now = performance.now();
+    if (state.started.some((at) => now - at >= this.slowMs)) return true;
+    const seen = this.history.get(caller);
+    return !!seen && this.decayed(seen, now) >= this.slowMs;
+  }
+
+  /** Whether another caller has requests running or waiting, or started one recently. */
+  private othersActive(caller: string): boolean {
+    if (this.running > (this.callers.get(caller)?.running ?? 0)) return true;
+    if (this.turns.some((c) => c !== caller)) return true;
+    const now = performance.now();
+    return this.recent.some(([c, at]) => c !== caller && now - at < this.othersRecentMs);
+  }
+
+  private noteStart(caller: string, at: number): void {
+    const index = this.recent.findIndex(([c]) => c === caller);
+    if (index >= 0) this.recent.splice(index, 1);
+    this.recent.unshift([caller, at]);
+    if (this.recent.length > 2) this.recent.pop();
   }
 
   private decayed(seen: History, now: number): number {
