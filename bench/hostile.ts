@@ -10,6 +10,7 @@ import type { BenchDatabase } from './support/database.js';
 import { request, runLoad } from './support/load.js';
 import { row, type BenchRow } from './support/report.js';
 import { startBenchServer, stopBenchServer } from './support/servers.js';
+import { hostilePaths, seedHostileWorkspaces } from '../tests/support/hostile-tenant.js';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const ATTACK_CONCURRENCY = 24;
@@ -44,30 +45,13 @@ export async function hostileBenchmarks(database: BenchDatabase): Promise<BenchR
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {
-      // The attacker's long texts almost match its patterns: the worst case for LIKE.
       await client.query('update internal.plan_limits set seats = null, projects = null');
-      await client.query(
-        `insert into public.projects (workspace_id, name, description)
-         select $1, 'p' || i, repeat('a', 2000) from generate_series(1, 300) i`,
-        [attacker.workspace],
-      );
-      await client.query(
-        `insert into public.projects (workspace_id, name, description)
-         select $1, 'n' || i, 'ordinary' from generate_series(1, 50) i`,
-        [neighbour.workspace],
-      );
+      await seedHostileWorkspaces(client, attacker.workspace, neighbour.workspace);
     } finally {
       await client.end();
     }
 
-    const almostMatching = `*${'a'.repeat(254)}b*`;
-    const hostile = [
-      `/projects?select=d:description,w:workspaces(p:projects(d:description))&workspace_id=eq.${attacker.workspace}`,
-      `/projects?select=id&or=(${Array.from({ length: 64 }, () => `description.like.${almostMatching}`).join(',')})`,
-      `/projects?select=id&or=(${Array.from({ length: 3 }, () => `description.like.*${'a'.repeat(2400)}*`).join(',')})`,
-      `/projects?select=%22a%00b%22:name`,
-      `/projects?select=id&or=(${Array.from({ length: 500 }, (_, i) => `name.eq.${i}`).join(',')})`,
-    ];
+    const hostile = hostilePaths(attacker.workspace);
     const read = async () =>
       (
         await request(

@@ -31,6 +31,35 @@ as $$
   end))::integer
 $$;
 
+-- Whether a bucket has room for one more hit, counting nothing: null when it has, otherwise the
+-- seconds to wait. For limits on failures, checked first and counted (rate_limit_count) only
+-- when the attempt fails; and the wait of a hit rate_limit_admit refuses.
+create function internal.rate_limit_room(p_bucket text, p_window integer, p_max integer)
+returns integer
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  v_now double precision := extract(epoch from now());
+  v_start timestamptz := to_timestamp(floor(v_now / p_window) * p_window);
+  v_elapsed double precision := v_now - extract(epoch from v_start);
+  v_previous integer;
+  v_current integer;
+begin
+  select coalesce(max(r.hits) filter (where r.window_start < v_start), 0),
+         coalesce(max(r.hits) filter (where r.window_start = v_start), 0)
+    into v_previous, v_current
+  from internal.rate_limits r
+  where r.bucket = p_bucket
+    and r.window_start in (v_start - make_interval(secs => p_window), v_start);
+  if v_previous * (1 - v_elapsed / p_window) + v_current + 1 <= p_max then
+    return null;
+  end if;
+  return internal.rate_limit_wait(v_previous, v_current, p_max, p_window, v_elapsed);
+end
+$$;
+
 -- One hit against a bucket: null when it had room and has been counted; otherwise the seconds to
 -- wait, with nothing counted. The window's row lock (ON CONFLICT ... WHERE sees the latest count)
 -- keeps concurrent hits of one bucket from slipping past the limit together.
@@ -42,15 +71,13 @@ as $$
 declare
   v_now double precision := extract(epoch from now());
   v_start timestamptz := to_timestamp(floor(v_now / p_window) * p_window);
-  v_elapsed double precision := v_now - extract(epoch from v_start);
-  v_previous integer;
   v_carried double precision;
-  v_current integer;
 begin
-  select coalesce(max(r.hits), 0) into v_previous
+  -- The previous window's hits, weighted by the share of it still within the last p_window.
+  select coalesce(max(r.hits), 0) * (1 - (v_now - extract(epoch from v_start)) / p_window)
+    into v_carried
   from internal.rate_limits r
   where r.bucket = p_bucket and r.window_start = v_start - make_interval(secs => p_window);
-  v_carried := v_previous * (1 - v_elapsed / p_window);
 
   insert into internal.rate_limits as r (bucket, window_start, hits)
   select p_bucket, v_start, 1
@@ -60,41 +87,10 @@ begin
   if found then
     return null;
   end if;
-
-  select coalesce(max(r.hits), 0) into v_current
-  from internal.rate_limits r
-  where r.bucket = p_bucket and r.window_start = v_start;
-  return internal.rate_limit_wait(v_previous, v_current, p_max, p_window, v_elapsed);
+  -- Refused. Counts only grow and now() is the transaction's, so the room check (reading the
+  -- same windows) finds no room either and says how long to wait.
+  return coalesce(internal.rate_limit_room(p_bucket, p_window, p_max), 1);
 end
-$$;
-
--- Whether a bucket has room for one more hit, counting nothing: null when it has, otherwise the
--- seconds to wait. For limits on failures, checked first and counted (rate_limit_count) only
--- when the attempt fails.
-create function internal.rate_limit_room(p_bucket text, p_window integer, p_max integer)
-returns integer
-language sql
-stable
-set search_path = ''
-as $$
-  with w as (
-    select extract(epoch from now()) as now_s,
-      floor(extract(epoch from now()) / p_window) * p_window as start_s
-  ), counts as (
-    select
-      coalesce(max(r.hits) filter (where r.window_start = to_timestamp(w.start_s - p_window)), 0) as previous,
-      coalesce(max(r.hits) filter (where r.window_start = to_timestamp(w.start_s)), 0) as current,
-      w.now_s - w.start_s as elapsed
-    from w left join internal.rate_limits r
-      on r.bucket = p_bucket
-      and r.window_start in (to_timestamp(w.start_s - p_window), to_timestamp(w.start_s))
-    group by w.now_s, w.start_s
-  )
-  select case
-    when c.previous * (1 - c.elapsed / p_window) + c.current + 1 <= p_max then null
-    else internal.rate_limit_wait(c.previous, c.current, p_max, p_window, c.elapsed)
-  end
-  from counts c
 $$;
 
 -- One hit counted, whatever the count: a failure that has already happened.

@@ -1,6 +1,7 @@
 // Rate limits live in Postgres, so they hold across instances: two servers on one database
 // share the same counters.
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { secondsIntoWindow, secondsIntoWindowAwayFromEnd } from '../support/rate-windows.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 
 const limits = {
@@ -107,17 +108,8 @@ test("a session's grants of the previous window still weigh in the next one", as
     const signUp = await call(c, 'POST', '/auth/v1/signup', {
       body: { email: `sliding-${Date.now()}@example.com`, password: 'correct horse battery' },
     });
-    const elapsedInWindow = async () =>
-      Number(
-        (
-          await c.pool.query(
-            `select (extract(epoch from now()) - floor(extract(epoch from now()) / $1) * $1)::float8 as s`,
-            [window],
-          )
-        ).rows[0].s,
-      );
-    const left = window - (await elapsedInWindow());
-    if (left < 60) await new Promise((r) => setTimeout(r, (left + 1) * 1000));
+    // Clear of the window's end, so the figures below stay in this window.
+    await secondsIntoWindowAwayFromEnd(c.pool, window, 60);
     // 400 grants in the previous window (of a limit of 4): they weigh 400 * (1 - f) until they
     // fade to 3, at f = 397/400 of this window, whereas fixed windows would start again at 0.
     await c.pool.query(
@@ -131,7 +123,7 @@ test("a session's grants of the previous window still weigh in the next one", as
       body: { refresh_token: signUp.body.refresh_token },
     });
     expect(refused.status).toBe(429);
-    const expected = (397 / 400) * window - (await elapsedInWindow());
+    const expected = (397 / 400) * window - (await secondsIntoWindow(c.pool, window));
     expect(Math.abs(Number(refused.headers.get('retry-after')) - expected)).toBeLessThanOrEqual(2);
   } finally {
     await c.close();

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createPool, type Pool } from '../../src/server/db/pool.js';
 import { isHttpError } from '../../src/server/http/errors.js';
 import { countHits, enforceLimits, limitsReached, type Limit } from '../../src/server/identity/rate-limit.js';
+import { secondsIntoWindowAwayFromEnd } from '../support/rate-windows.js';
 import { createTestDatabase } from '../support/server.js';
 
 const WINDOW = 3600;
@@ -19,22 +20,8 @@ afterAll(async () => pool?.end());
 
 const bucket = () => `test:${randomBytes(6).toString('hex')}`;
 
-/** Seconds elapsed in the current window; waits for the next window when this one nearly ends. */
-async function elapsedInWindow(): Promise<number> {
-  const read = async () =>
-    Number(
-      (
-        await pool.query(
-          `select (extract(epoch from now()) - floor(extract(epoch from now()) / $1) * $1)::float8 as s`,
-          [WINDOW],
-        )
-      ).rows[0].s,
-    );
-  const elapsed = await read();
-  if (WINDOW - elapsed > 30) return elapsed;
-  await new Promise((r) => setTimeout(r, (WINDOW - elapsed + 1) * 1000));
-  return read();
-}
+/** Seconds into the current window, clear of its last 30 seconds. */
+const elapsedInWindow = () => secondsIntoWindowAwayFromEnd(pool, WINDOW, 30);
 
 /** Stores `hits` in the bucket's previous window, as if they were counted there. */
 async function previousWindowHits(name: string, hits: number): Promise<void> {

@@ -69,17 +69,24 @@ function customError(error: PgError): HttpError | null {
 
 /**
  * data_api.response_too_large stopped the statement (SQLSTATE TN413, migration 0039): its
- * embeds already added up to more than the body limit. The detail holds both figures.
+ * embeds already added up to more than the body limit. The detail holds both figures; anything
+ * else raising TN413 is mapped like any other SQLSTATE.
  */
-function stoppedTooLarge(error: PgError): HttpError {
-  const { bytes, max } = JSON.parse(error.detail ?? '{}') as { bytes?: number; max?: number };
-  return responseTooLarge(Number(bytes), Number(max), { stoppedEarly: true });
+function stoppedTooLarge(error: PgError): HttpError | null {
+  try {
+    const { bytes, max } = JSON.parse(error.detail ?? '') as { bytes?: unknown; max?: unknown };
+    if (typeof bytes !== 'number' || typeof max !== 'number') return null;
+    return responseTooLarge(bytes, max, { stoppedEarly: true });
+  } catch {
+    return null;
+  }
 }
 
 export function toHttpError(error: unknown, role: string): HttpError | null {
   if (isHttpError(error)) return error;
   if (isPgError(error) && error.code === 'PGRST') return customError(error);
-  if (isPgError(error) && error.code === 'TN413') return stoppedTooLarge(error);
+  const tooLarge = isPgError(error) && error.code === 'TN413' ? stoppedTooLarge(error) : null;
+  if (tooLarge) return tooLarge;
   // Connection failures, and a server shutting down or starting up (57P01-57P03), are outages: 503.
   if (isDatabaseUnavailable(error)) {
     return new HttpError(503, 'The database is unavailable; try again shortly', {

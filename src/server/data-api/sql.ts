@@ -72,19 +72,6 @@ function bodyAggregate(format: BodyFormat, list: Output[], params: Params): stri
  * written to disk only to be refused. (Data-modifying CTEs must stay at the top level, which is
  * why they remain CTEs and only the final select is wrapped.)
  */
-/**
- * The body limit's parameter for stopping early, or undefined: without a limit, and when nulls
- * are stripped from the finished body (which can make it smaller than the values it was built
- * from).
- */
-function earlyStop(options: BodyFormat & BodyLimit, params: Params): EarlyStop | undefined {
-  const { maxBodyBytes } = options;
-  if (maxBodyBytes === undefined || options.stripNulls === true) return undefined;
-  // Added on first use: a parameter the statement never mentions has no type and is an error.
-  let placeholder: string | undefined;
-  return () => (placeholder ??= params.add(maxBodyBytes));
-}
-
 function finish(params: Params, ctes: string[], final: string, columns: string[], limit: BodyLimit): Query {
   const head = ctes.length > 0 ? `with ${ctes.join(', ')} ` : '';
   if (limit.maxBodyBytes === undefined) {
@@ -202,10 +189,23 @@ interface Output {
 type EarlyStop = () => string;
 
 /**
+ * The body limit's parameter for stopping early, or undefined: without a limit, and when nulls
+ * are stripped from the finished body (which can make it smaller than the values it was built
+ * from).
+ */
+function earlyStop(options: BodyFormat & BodyLimit, params: Params): EarlyStop | undefined {
+  const { maxBodyBytes } = options;
+  if (maxBodyBytes === undefined || options.stripNulls === true) return undefined;
+  // Added on first use: a parameter the statement never mentions has no type and is an error.
+  let placeholder: string | undefined;
+  return () => (placeholder ??= params.add(maxBodyBytes));
+}
+
+/**
  * The rows `rows` under the alias `alias`, for an aggregate to turn into JSON. With a body limit
- * (`max`, a parameter), each row passes a running total of the sizes of its JSON values (its
- * embeds), and the statement stops (data_api.response_too_large, SQLSTATE TN413, answered as TNTRY413) as soon as that
- * total is over the limit. The body holds each of those values verbatim, with at least four more
+ * (`stop`), each row passes a running total of the sizes of its JSON values (its embeds), and the
+ * statement stops (data_api.response_too_large, SQLSTATE TN413, answered as TNTRY413) as soon as
+ * that total is over the limit. The body holds each of those values verbatim, with at least four more
  * characters (its key's quotes, the colon, a comma or brace), so the total is never more than the
  * body would be: nothing that fits is refused early. Without the early stop, embeds multiplied by
  * embeds build a body of any size before it is measured; with it, PostgreSQL stops after about
@@ -232,13 +232,21 @@ function guardedRows(
   );
 }
 
+/**
+ * The top-level rows `_r` the body is made of. A `.single()` body stops early only inside its
+ * embeds: several rows there must still answer PGRST116, not TNTRY413.
+ */
+function bodyRows(rows: string, list: Output[], format: BodyFormat, stop: EarlyStop | undefined): string {
+  return guardedRows(rows, '_r', list, format.single ? undefined : stop, 0);
+}
+
 function outputs(
   alias: string,
   items: PlannedItem[],
   params: Params,
   depth: number,
   /** the body limit, when embedded arrays are to stop early at it */
-  max?: EarlyStop,
+  stop?: EarlyStop,
 ): Output[] {
   const out: Output[] = [];
   for (const item of items) {
@@ -266,7 +274,7 @@ function outputs(
     // An !inner embed inside this one drops this one's rows that have no match.
     const nested = innerEmbedConditions(childAlias, e.items, params);
     const where = whereClause(childAlias, e.where, params, [...source.conditions, ...nested]);
-    const children = outputs(childAlias, e.items, params, depth + 1, max);
+    const children = outputs(childAlias, e.items, params, depth + 1, stop);
     if (item.spread) {
       // Spread: each embedded column becomes a column of the parent; from a to-many embed, an
       // array of its values.
@@ -286,7 +294,7 @@ function outputs(
           `${inner}${orderClause(childAlias, e.order, params)}${pagingClause(e.limit, e.offset, params)}`,
           '_e',
           children,
-          max,
+          stop,
           depth + 1,
         )}), '[]'::json)`;
     out.push({ expr, name: item.as, aggregate: false, json: true });
@@ -355,8 +363,8 @@ export function readQuery(plan: ReadPlan, options: BodyFormat & { count: boolean
   const source = sourceSql(plan, params);
   const inner = innerEmbedConditions('t0', plan.items, params);
   const where = whereClause('t0', plan.where, params, inner);
-  const max = earlyStop(options, params);
-  const list = outputs('t0', plan.items, params, 0, max);
+  const stop = earlyStop(options, params);
+  const list = outputs('t0', plan.items, params, 0, stop);
   const page =
     `select ${listSql(list)} from ${source.from}${where}${groupBy(list)}` +
     `${orderClause('t0', plan.order, params)}${pagingClause(plan.limit, plan.offset, params)}`;
@@ -365,8 +373,7 @@ export function readQuery(plan: ReadPlan, options: BodyFormat & { count: boolean
   return finish(
     params,
     source.ctes,
-    `select ${body} as body, count(_r)::int as rows${total} ` +
-      `from ${guardedRows(page, '_r', list, options.single ? undefined : max, 0)}`,
+    `select ${body} as body, count(_r)::int as rows${total} ` + `from ${bodyRows(page, list, options, stop)}`,
     options.count ? ['rows', 'total'] : ['rows'],
     options,
   );
@@ -451,18 +458,12 @@ function returning(
     ? `, (select count(*) from _w where _w.${INSERTED_FLAG})::int as inserted`
     : '';
   if (!representation) return `select null::text as body, count(*)::int as rows${inserted} from _w`;
-  const max = earlyStop(format, params);
-  const list = outputs('t0', items, params, 0, max);
+  const stop = earlyStop(format, params);
+  const list = outputs('t0', items, params, 0, stop);
   const body = bodyAggregate(format, list, params);
   return (
     `select ${body} as body, count(_r)::int as rows${inserted} ` +
-    `from ${guardedRows(
-      `select ${listSql(list)} from ${rowSource(rowColumns)} t0${groupBy(list)}`,
-      '_r',
-      list,
-      format.single ? undefined : max,
-      0,
-    )}`
+    `from ${bodyRows(`select ${listSql(list)} from ${rowSource(rowColumns)} t0${groupBy(list)}`, list, format, stop)}`
   );
 }
 

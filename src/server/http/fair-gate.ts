@@ -116,13 +116,13 @@ export class FairGate {
     return this.running < capacity - perCaller && this.isFast(caller, state);
   }
 
+  /** Not slow, and past its warm-up of fast requests. */
   private isFast(caller: string, state: CallerState): boolean {
-    const now = performance.now();
-    if (state.started.some((at) => now - at >= this.slowMs)) return false;
     const seen = this.history.get(caller);
-    return !!seen && seen.fast >= this.warmup && this.decayed(seen, now) < this.slowMs;
+    return !!seen && seen.fast >= this.warmup && !this.isSlow(caller, state);
   }
 
+  /** A request of its own runs slow now, or one did recently (the mark not yet decayed). */
   private isSlow(caller: string, state: CallerState): boolean {
     const now = performance.now();
     if (state.started.some((at) => now - at >= this.slowMs)) return true;
