@@ -114,6 +114,30 @@ test('verifying a right code raises the session to aal2 with totp first in amr; 
   expect(decodeJwt(refreshed.data.session!.access_token)).toMatchObject({ aal: 'aal2' });
 });
 
+test('a refreshed session still lists the user’s factors, so an aal1 sign-in is still asked for its second factor', async () => {
+  const { email, factorId } = await withVerifiedFactor();
+  // A new sign-in on another device: aal1, and the client knows a second factor is due.
+  const device = server.client();
+  const signIn = await device.auth.signInWithPassword({ email, password: PASSWORD });
+  expect(signIn.error).toBeNull();
+  expect(signIn.data.user!.factors?.map((f) => [f.id, f.status])).toEqual([[factorId, 'verified']]);
+  const before = await device.auth.mfa.getAuthenticatorAssuranceLevel();
+  expect(before.data).toMatchObject({ currentLevel: 'aal1', nextLevel: 'aal2' });
+
+  // The refresh answers the same user, factors included (GoTrue loads them with the user), so the
+  // client still asks for the second factor after its session was refreshed.
+  const refreshed = await device.auth.refreshSession();
+  expect(refreshed.error).toBeNull();
+  expect(refreshed.data.user!.factors).toEqual(signIn.data.user!.factors);
+  const after = await device.auth.mfa.getAuthenticatorAssuranceLevel();
+  expect(after.data).toMatchObject({ currentLevel: 'aal1', nextLevel: 'aal2' });
+
+  // And the user's other fields are rendered alike by both grants.
+  const { factors: _a, last_sign_in_at: _b, updated_at: _c, ...signedInUser } = signIn.data.user!;
+  const { factors: _d, last_sign_in_at: _e, updated_at: _f, ...refreshedUser } = refreshed.data.user!;
+  expect(refreshedUser).toEqual(signedInUser);
+});
+
 test('after verification the aal1 refresh token is dead and other aal1 sessions of the user end', async () => {
   const user = await signedIn();
   const other = await server.client().auth.signInWithPassword({ email: user.email, password: PASSWORD });

@@ -95,7 +95,7 @@ interface RefreshGrantRow {
     | 'banned';
   retry_after: number | null;
   session: { id: string; user_id: string; aal: string; amr: AmrEntry[] } | null;
-  user: { row: Record<string, unknown>; identities: unknown[] | null } | null;
+  user: Parameters<typeof userFromJson>[0] | null;
 }
 
 export interface RefreshRules {

@@ -45,10 +45,8 @@ export interface UserWithIdentities extends UserRow {
   factors?: Record<string, unknown>[];
 }
 
-const FACTORS = `coalesce((select json_agg(json_build_object('id', f.id,
-  'friendly_name', coalesce(f.friendly_name, ''), 'factor_type', f.factor_type, 'status', f.status,
-  'created_at', f.created_at, 'updated_at', f.updated_at, 'last_challenged_at', f.last_challenged_at)
-  order by f.created_at, f.id) from auth.mfa_factors f where f.user_id = u.id), '[]') as factors`;
+// The factors' JSON is defined once, in SQL (migration 0040), for these reads and the refresh grant.
+const FACTORS = `auth.user_factors_json(u.id) as factors`;
 
 const USER_COLUMNS = `u.id, u.aud, u.role, u.email, u.phone, u.encrypted_password, u.email_confirmed_at,
   u.invited_at, u.confirmation_sent_at, u.recovery_sent_at, u.email_change, u.email_change_sent_at,
@@ -119,16 +117,23 @@ export function renderUser(user: UserWithIdentities): Record<string, unknown> {
 }
 
 /**
- * A user read as JSON (the whole row, `to_json(u)`, beside its identities): timestamps arrive as
- * ISO strings and become Dates as pg would make them, so columns added later keep flowing through.
+ * A user read as JSON (auth.user_json: the whole row, `to_json(u)`, beside its identities and
+ * factors): the row's and identities' timestamps arrive as ISO strings and become Dates as pg would
+ * make them, so columns added later keep flowing through. The factors are already in GoTrue's
+ * shape and pass through as they are, as they do from SELECT_USER.
  */
 export function userFromJson(json: {
   row: Record<string, unknown>;
   identities: unknown[] | null;
+  factors: Record<string, unknown>[];
 }): UserWithIdentities {
   const user = withDates(json.row) as unknown as UserRow;
   const identities = (json.identities ?? []) as Record<string, unknown>[];
-  return { ...user, identities: identities.map(withDates) as unknown as IdentityRow[] };
+  return {
+    ...user,
+    identities: identities.map(withDates) as unknown as IdentityRow[],
+    factors: json.factors,
+  };
 }
 
 function withDates(row: Record<string, unknown>): Record<string, unknown> {
