@@ -83,6 +83,31 @@ describe('signing in anonymously', () => {
   });
 });
 
+test('second factors are for accounts: an anonymous user gets 403 no_authorization on every /factors route', async () => {
+  const { supabase, session, user } = await anonymous();
+  const enrolled = await supabase.auth.mfa.enroll({ factorType: 'totp' });
+  expect(enrolled.data).toBeNull();
+  expect(enrolled.error).toMatchObject({
+    status: 403,
+    code: 'no_authorization',
+    message: 'Anonymous user not allowed to perform these actions',
+  });
+  const headers = { authorization: `Bearer ${session.access_token}` };
+  const id = '00000000-0000-4000-8000-000000000000';
+  for (const [method, path] of [
+    ['POST', '/auth/v1/factors'],
+    ['POST', `/auth/v1/factors/${id}/challenge`],
+    ['POST', `/auth/v1/factors/${id}/verify`],
+    ['DELETE', `/auth/v1/factors/${id}`],
+  ] as const) {
+    const res = await call(server, method, path, { headers, body: { factor_type: 'totp' } });
+    expect(res.status, `${method} ${path}`).toBe(403);
+    expect(res.body.error_code).toBe('no_authorization');
+  }
+  const stored = await server.pool.query('select 1 from auth.mfa_factors where user_id = $1', [user.id]);
+  expect(stored.rowCount).toBe(0);
+});
+
 describe('when anonymous sign-ins are off (the default)', () => {
   let off: TestServer;
   beforeAll(async () => {

@@ -230,6 +230,10 @@ describe('GET/PUT /user and logout', () => {
       body: { app_metadata: { role: 'x' } },
     });
     expect(admin.status).toBe(403);
+    expect(admin.body).toMatchObject({
+      error_code: 'not_admin',
+      msg: 'Updating app_metadata requires admin privileges',
+    });
     const badType = await call(server, 'PUT', '/auth/v1/user', {
       headers: auth,
       body: { data: 'not an object' },

@@ -138,6 +138,41 @@ test('a refreshed session still lists the user’s factors, so an aal1 sign-in i
   expect(refreshedUser).toEqual(signedInUser);
 });
 
+test('with a verified factor, an aal1 session may not change the password or the address (401 insufficient_aal); an aal2 session may', async () => {
+  const { email, supabase: strong } = await withVerifiedFactor();
+  const device = server.client();
+  const signIn = await device.auth.signInWithPassword({ email, password: PASSWORD });
+  expect(signIn.error).toBeNull();
+
+  const password = await device.auth.updateUser({ password: 'another good password' });
+  expect(password.error).toMatchObject({
+    status: 401,
+    code: 'insufficient_aal',
+    message: 'AAL2 session is required to update email or password when MFA is enabled.',
+  });
+  const address = await device.auth.updateUser({ email: `moved-${email}` });
+  expect(address.error).toMatchObject({ status: 401, code: 'insufficient_aal' });
+  // Nothing changed: the old password still signs in, no address change is pending.
+  expect((await server.client().auth.signInWithPassword({ email, password: PASSWORD })).error).toBeNull();
+  const stored = await server.pool.query<{ email_change: string | null }>(
+    'select email_change from auth.users where email = $1',
+    [email],
+  );
+  expect(stored.rows[0]!.email_change).toBeNull();
+
+  // Metadata is not a credential: the aal1 session may change it.
+  const data = await device.auth.updateUser({ data: { theme: 'dark' } });
+  expect(data.error).toBeNull();
+  expect(data.data.user!.user_metadata).toMatchObject({ theme: 'dark' });
+
+  // The session that passed the second factor may change the password.
+  const changed = await strong.auth.updateUser({ password: 'another good password' });
+  expect(changed.error).toBeNull();
+  expect(
+    (await server.client().auth.signInWithPassword({ email, password: 'another good password' })).error,
+  ).toBeNull();
+});
+
 test('after verification the aal1 refresh token is dead and other aal1 sessions of the user end', async () => {
   const user = await signedIn();
   const other = await server.client().auth.signInWithPassword({ email: user.email, password: PASSWORD });

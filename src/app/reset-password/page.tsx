@@ -1,15 +1,17 @@
 // Setting a new password after following a reset link: the link has already signed the person
 // in (a recovery session, which needs no current password); without a session, back to the
-// request form.
+// request form. Whoever set up two-step verification passes it first: the link proves the mailbox
+// only, and the identity service changes a password from such a session only at aal2.
 import { redirect } from 'next/navigation';
 import { NewPasswordForm } from '@/app/reset-password/new-password-form';
-import { currentUser } from '@/app/lib/session';
+import { currentUser, halfSignedInUser, secondStepPath } from '@/app/lib/session';
 import { getRuntime } from '@/server/runtime';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Set a new password' };
 
 export default async function ResetPasswordPage() {
+  if (await halfSignedInUser()) redirect(secondStepPath('/reset-password'));
   const user = await currentUser();
   if (!user) redirect('/forgot-password');
   return (

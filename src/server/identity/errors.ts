@@ -57,6 +57,15 @@ export const errors = {
     authError(401, 'session_not_found', 'Session from session_id claim in JWT does not exist'),
   userNotFoundForToken: () => authError(401, 'user_not_found', 'User from sub claim in JWT does not exist'),
   notAdmin: () => authError(403, 'not_admin', 'User not allowed'),
+  appMetadataNotAllowed: () => authError(403, 'not_admin', 'Updating app_metadata requires admin privileges'),
+  anonymousNotAllowed: () =>
+    authError(403, 'no_authorization', 'Anonymous user not allowed to perform these actions'),
+  insufficientAalForCredentials: () =>
+    authError(
+      401,
+      'insufficient_aal',
+      'AAL2 session is required to update email or password when MFA is enabled.',
+    ),
   userNotFound: () => authError(404, 'user_not_found', 'User not found'),
   invalidApiKey: () =>
     authError(401, 'invalid_api_key', 'Invalid API key: send the project key in the apikey header'),

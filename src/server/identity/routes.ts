@@ -140,6 +140,13 @@ function requireUser(caller: Caller) {
   return caller.claims;
 }
 
+/** GoTrue keeps second factors from anonymous users: a factor needs an account to protect. */
+function requireNamedUser(caller: Caller) {
+  const claims = requireUser(caller);
+  if (claims.is_anonymous) throw errors.anonymousNotAllowed();
+  return claims;
+}
+
 /** GoTrue answers a factor id that is not a UUID with 404 (there is no such factor). */
 function factorIdParam(raw: string | undefined): string {
   const parsed = factorIdSchema.safeParse(raw);
@@ -377,7 +384,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   app.put('/user', async (c) => {
     const claims = requireUser(c.get('caller'));
     const input = parseWith(updateUserBody, await readJsonBody(c.req.raw));
-    if (input.app_metadata !== undefined) throw errors.notAdmin();
+    if (input.app_metadata !== undefined) throw errors.appMetadataNotAllowed();
     const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
     return c.json(
       await service.updateCurrentUser(claims, {
@@ -423,7 +430,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   // TOTP factors (flows/mfa.ts).
   app.post('/factors', async (c) => {
-    const claims = requireUser(c.get('caller'));
+    const claims = requireNamedUser(c.get('caller'));
     const input = parseWith(enrollFactorBody, (await readJsonBody(c.req.raw)) ?? {});
     return c.json(
       await service.enrollFactor(claims, {
@@ -435,7 +442,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   });
 
   app.post('/factors/:factorId/challenge', async (c) => {
-    const claims = requireUser(c.get('caller'));
+    const claims = requireNamedUser(c.get('caller'));
     const id = factorIdParam(c.req.param('factorId'));
     const input = parseWith(challengeFactorBody, await readJsonBody(c.req.raw));
     if (input?.channel) throw errors.validation('channel is only for phone factors');
@@ -443,7 +450,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   });
 
   app.post('/factors/:factorId/verify', async (c) => {
-    const claims = requireUser(c.get('caller'));
+    const claims = requireNamedUser(c.get('caller'));
     const id = factorIdParam(c.req.param('factorId'));
     const input = parseWith(verifyFactorBody, (await readJsonBody(c.req.raw)) ?? {});
     return c.json(
@@ -456,7 +463,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   });
 
   app.delete('/factors/:factorId', async (c) => {
-    const claims = requireUser(c.get('caller'));
+    const claims = requireNamedUser(c.get('caller'));
     const id = factorIdParam(c.req.param('factorId'));
     return c.json(await service.unenrollFactor(claims, id));
   });

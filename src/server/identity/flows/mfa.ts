@@ -87,7 +87,8 @@ const mfaErrors = {
     ),
 };
 
-async function sessionAal(db: Queryable, sessionId: string): Promise<string> {
+/** The session row's assurance level: raised at once by a verify, whatever older tokens still say. */
+export async function sessionAal(db: Queryable, sessionId: string): Promise<string> {
   const result = await db.query<{ aal: string }>('select aal from auth.sessions where id = $1', [sessionId]);
   return result.rows[0]?.aal ?? 'aal1';
 }

@@ -13,6 +13,7 @@ import { chooseRedirect } from '../redirects.js';
 import { logout, type LogoutScope } from '../sessions.js';
 import { findUserById, normalizeEmail, renderUser, updateUser, type UserChanges } from '../users.js';
 import { checkPasswordStrength, requireLiveUser, type IdentityDeps } from './context.js';
+import { sessionAal } from './mfa.js';
 
 /** The signed-in user, provided the session behind the token still exists. */
 export async function currentUser(
@@ -112,6 +113,21 @@ export async function updateCurrentUser(
   const { settings } = deps;
   if (input.password !== undefined) checkPasswordStrength(settings, input.password);
   const before = await requireLiveUser(deps.pool, claims);
+  const newEmail =
+    input.email !== undefined && normalizeEmail(input.email) !== before.email
+      ? normalizeEmail(input.email)
+      : null;
+  // GoTrue's rule: once the user has a verified second factor, the password and the address change
+  // only from a session that passed it. Otherwise whoever has the first factor alone (a stolen
+  // password, a recovery link) could replace the credentials and lock the owner out.
+  const changesCredentials = (input.password !== undefined && input.password !== '') || newEmail !== null;
+  if (
+    changesCredentials &&
+    before.factors?.some((factor) => factor.status === 'verified') &&
+    (await sessionAal(deps.pool, claims.session_id)) !== 'aal2'
+  ) {
+    throw errors.insufficientAalForCredentials();
+  }
   // A password alone would make an account nobody can sign in to by address (GoTrue's rule).
   if (before.is_anonymous && input.password && !input.email) {
     throw authError(
@@ -120,10 +136,6 @@ export async function updateCurrentUser(
       'Updating password of an anonymous user without an email or phone is not allowed',
     );
   }
-  const newEmail =
-    input.email !== undefined && normalizeEmail(input.email) !== before.email
-      ? normalizeEmail(input.email)
-      : null;
   if (newEmail) {
     const taken = await deps.pool.query('select 1 from auth.users where email = $1 and id <> $2', [
       newEmail,
