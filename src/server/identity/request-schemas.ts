@@ -72,17 +72,20 @@ export const updateUserBody = z.object({
   code_challenge: optionalText,
   code_challenge_method: optionalText,
 });
+/** "none" or a Go duration; read by durations.ts, which names what it refuses. */
+export const banDuration = z.string().max(100);
 export const adminCreateBody = z.object({
+  /** GoTrue lets the service role choose the id (moving users over with their references) */
+  id: z.string().max(100).optional(),
   email,
   password: password.optional(),
+  /** an existing argon2 hash instead of a password (moving users over) */
+  password_hash: z.string().max(1024).optional(),
   email_confirm: z.boolean().optional(),
   user_metadata: metadata.optional(),
   app_metadata: metadata.optional(),
+  ban_duration: banDuration.optional(),
 });
-export const banDuration = z.union([
-  z.literal('none'),
-  z.string().regex(/^\d+h$/, 'must be "none" or a number of hours like "24h"'),
-]);
 export const adminUpdateBody = z.object({
   email: email.optional(),
   password: password.optional(),

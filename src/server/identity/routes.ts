@@ -9,6 +9,7 @@ import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.
 import { parseWith } from '../http/validate.js';
 import type { TokenSigner } from './access-tokens.js';
 import { resolveCaller, type Caller, type ProjectKeys } from './caller.js';
+import { banEnds } from './durations.js';
 import { authError, errors, oauthErrorFor } from './errors.js';
 import { parsePkceParams } from './pkce.js';
 import {
@@ -172,9 +173,11 @@ function pagingParameter(name: string, raw: string | undefined, fallback: number
 }
 
 function banUntil(duration: string | undefined): Date | null | undefined {
-  if (duration === undefined) return undefined;
-  if (duration === 'none') return null;
-  return new Date(Date.now() + Number.parseInt(duration, 10) * 3600_000);
+  try {
+    return banEnds(duration);
+  } catch (error) {
+    throw errors.validation((error as Error).message);
+  }
 }
 
 export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
@@ -537,9 +540,13 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   app.post('/admin/users', async (c) => {
     requireAdmin(c.get('caller'));
     const input = parseWith(adminCreateBody, await readJsonBody(c.req.raw));
+    const bannedUntil = banUntil(input.ban_duration);
     const user = await service.adminCreateUser({
       email: input.email,
+      ...(input.id !== undefined ? { id: input.id } : {}),
       ...(input.password !== undefined ? { password: input.password } : {}),
+      ...(input.password_hash !== undefined ? { passwordHash: input.password_hash } : {}),
+      ...(bannedUntil ? { bannedUntil } : {}),
       ...(input.email_confirm !== undefined ? { emailConfirm: input.email_confirm } : {}),
       ...(input.user_metadata ? { userMetadata: input.user_metadata } : {}),
       ...(input.app_metadata ? { appMetadata: input.app_metadata } : {}),

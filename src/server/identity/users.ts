@@ -153,6 +153,8 @@ export async function findUserById(tx: Queryable, id: string): Promise<UserWithI
 }
 
 export interface NewUser {
+  /** a chosen id (the admin API's); a fresh one otherwise */
+  id?: string;
   email: string;
   passwordHash: string | null;
   confirmed: boolean;
@@ -165,10 +167,10 @@ export interface NewUser {
 export async function insertUser(tx: Tx, input: NewUser): Promise<UserWithIdentities | null> {
   const email = normalizeEmail(input.email);
   const inserted = await tx.query<{ id: string }>(
-    `insert into auth.users (email, encrypted_password, email_confirmed_at, invited_at,
+    `insert into auth.users (id, email, encrypted_password, email_confirmed_at, invited_at,
        confirmation_sent_at, raw_user_meta_data, raw_app_meta_data)
-     values ($1, $2, case when $3 then now() end, case when $4 then now() end,
-       case when not $3 then now() end, $5,
+     values (coalesce($7::uuid, gen_random_uuid()), $1, $2, case when $3 then now() end,
+       case when $4 then now() end, case when not $3 then now() end, $5,
        '{"provider":"email","providers":["email"]}'::jsonb || $6::jsonb)
      on conflict (email) do nothing
      returning id`,
@@ -179,6 +181,7 @@ export async function insertUser(tx: Tx, input: NewUser): Promise<UserWithIdenti
       input.invited ?? false,
       JSON.stringify(input.userMetadata ?? {}),
       JSON.stringify(input.appMetadata ?? {}),
+      input.id ?? null,
     ],
   );
   const id = inserted.rows[0]?.id;

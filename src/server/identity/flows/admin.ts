@@ -22,8 +22,13 @@ import {
 import { checkPasswordStrength, type IdentityDeps } from './context.js';
 
 export interface AdminNewUser {
+  /** chosen by the service role; a fresh one otherwise */
+  id?: string;
   email: string;
   password?: string;
+  /** an argon2 hash to keep (a user moved over with their password) */
+  passwordHash?: string;
+  bannedUntil?: Date;
   emailConfirm?: boolean;
   userMetadata?: Record<string, unknown>;
   appMetadata?: Record<string, unknown>;
@@ -31,10 +36,21 @@ export interface AdminNewUser {
 }
 
 export async function adminCreateUser(deps: IdentityDeps, input: AdminNewUser): Promise<UserWithIdentities> {
+  if (input.password !== undefined && input.passwordHash !== undefined) {
+    throw errors.validation('Only a password or a password hash should be provided');
+  }
+  if (input.id !== undefined) checkChosenId(input.id);
+  if (input.passwordHash !== undefined) checkImportedHash(input.passwordHash);
   if (input.password !== undefined) checkPasswordStrength(deps.settings, input.password);
-  const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+  const passwordHash =
+    input.passwordHash ?? (input.password === undefined ? null : await hashPassword(input.password));
   return withService(deps.pool, async (tx) => {
+    if (input.id !== undefined) {
+      const taken = await tx.query('select 1 from auth.users where id = $1', [input.id]);
+      if (taken.rowCount) throw authError(422, 'user_already_exists', 'A user with this ID already exists');
+    }
     const user = await insertUser(tx, {
+      ...(input.id !== undefined ? { id: input.id } : {}),
       email: input.email,
       passwordHash,
       confirmed: input.emailConfirm ?? false,
@@ -43,8 +59,33 @@ export async function adminCreateUser(deps: IdentityDeps, input: AdminNewUser): 
       appMetadata: input.appMetadata ?? {},
     });
     if (!user) throw errors.emailExists();
+    if (input.bannedUntil) {
+      await updateUser(tx, user.id, { bannedUntil: input.bannedUntil });
+      return (await findUserById(tx, user.id))!;
+    }
     return user;
   });
+}
+
+/** GoTrue's rules for an id the service role chooses. */
+function checkChosenId(id: string): void {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) {
+    throw errors.validation('ID must conform to the uuid v4 format');
+  }
+  if (/^[0-]+$/.test(id)) throw errors.validation('ID cannot be a nil uuid');
+}
+
+/**
+ * An imported hash must be one sign-in can verify: an argon2 PHC string (ours, or GoTrue's own
+ * argon2 hashes). bcrypt and Firebase scrypt hashes, which GoTrue also takes, are refused by name
+ * rather than stored unverifiable.
+ */
+function checkImportedHash(hash: string): void {
+  if (!/^\$argon2(id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/.test(hash)) {
+    throw errors.validation(
+      'password_hash must be an argon2 hash ($argon2id$v=19$m=...,t=...,p=...$salt$hash)',
+    );
+  }
 }
 
 export async function adminGetUser(deps: IdentityDeps, id: string): Promise<UserWithIdentities> {
