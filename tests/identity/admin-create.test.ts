@@ -137,3 +137,29 @@ test('updateUserById reads Go durations: "30m" and "1.5h" ban, "none" lifts, non
   });
   expect((await admin().getUserById(id)).data.user!.banned_until).toBeUndefined();
 });
+
+test('metadata merges key by key: a top-level null removes its key, a null deeper down is kept', async () => {
+  const created = await admin().createUser({
+    email: email(),
+    user_metadata: { keep: 1, drop: 'x' },
+    app_metadata: { plan: 'pro', gone: true },
+  });
+  const id = created.data.user!.id;
+  const { data, error } = await admin().updateUserById(id, {
+    user_metadata: { prefs: { theme: null, lang: 'en' }, list: [1, null], drop: null },
+    app_metadata: { gone: null, limits: { seats: null } },
+  });
+  expect(error).toBeNull();
+  expect(data.user!.user_metadata).toEqual({ keep: 1, prefs: { theme: null, lang: 'en' }, list: [1, null] });
+  expect(data.user!.app_metadata).toMatchObject({ plan: 'pro', limits: { seats: null } });
+  expect(data.user!.app_metadata).not.toHaveProperty('gone');
+
+  // The user's own updateUser({data}) follows the same rule.
+  const address = email();
+  await admin().createUser({ email: address, password: PASSWORD, email_confirm: true });
+  const client = server.client();
+  await client.auth.signInWithPassword({ email: address, password: PASSWORD });
+  await client.auth.updateUser({ data: { a: 1, b: { c: null } } });
+  const own = await client.auth.updateUser({ data: { a: null } });
+  expect(own.data.user!.user_metadata).toEqual({ b: { c: null } });
+});

@@ -205,7 +205,8 @@ export interface UserChanges {
 }
 
 /**
- * Applies changes. Metadata is merged key by key and a null value removes the key (GoTrue's rule).
+ * Applies changes. Metadata is merged key by key and a top-level null removes its key; nulls deeper
+ * down are values like any other (GoTrue's rule).
  * Returns false when the new e-mail belongs to another user.
  */
 export async function updateUser(tx: Tx, id: string, changes: UserChanges): Promise<boolean> {
@@ -217,9 +218,9 @@ export async function updateUser(tx: Tx, id: string, changes: UserChanges): Prom
          encrypted_password = coalesce($3, encrypted_password),
          email_confirmed_at = case when $4 then coalesce(email_confirmed_at, now()) else email_confirmed_at end,
          raw_user_meta_data = case when $5::jsonb is null then raw_user_meta_data
-           else jsonb_strip_nulls(raw_user_meta_data || $5::jsonb) end,
+           else (raw_user_meta_data || $5::jsonb) - array(select k from jsonb_each($5::jsonb) e(k, v) where v = 'null') end,
          raw_app_meta_data = case when $6::jsonb is null then raw_app_meta_data
-           else jsonb_strip_nulls(raw_app_meta_data || $6::jsonb) end,
+           else (raw_app_meta_data || $6::jsonb) - array(select k from jsonb_each($6::jsonb) e(k, v) where v = 'null') end,
          banned_until = case when $7 then $8::timestamptz else banned_until end,
          updated_at = now()
        where id = $1`,
