@@ -6,7 +6,13 @@ import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { AppProcess } from '../support/app-process.js';
-import { fieldError, newPage, startBrowserSuite, type BrowserSuite } from '../support/browser-suite.js';
+import {
+  fieldError,
+  latestAuthMail,
+  newPage,
+  startBrowserSuite,
+  type BrowserSuite,
+} from '../support/browser-suite.js';
 import { flashAfter } from '../support/flash.js';
 
 let suite: BrowserSuite;
@@ -19,17 +25,7 @@ beforeAll(async () => {
 }, 300_000);
 afterAll(async () => suite?.stop());
 
-/** The newest identity e-mail written to `to`: its /verify link and its code. */
-async function latestMail(to: string): Promise<{ kind: string; link: string; code: string | null }> {
-  const { rows } = await db.query<{ kind: string; text_body: string }>(
-    `select kind, text_body from internal.outbox where to_address = $1 order by id desc limit 1`,
-    [to],
-  );
-  const text = rows[0]?.text_body ?? '';
-  const link = /https?:\/\/\S+\/auth\/v1\/verify\?\S+/.exec(text)?.[0];
-  if (!link) throw new Error(`no e-mail with a link for ${to}`);
-  return { kind: rows[0]!.kind, link, code: /\b(\d{6})\b/.exec(text)?.[1] ?? null };
-}
+const latestMail = (to: string) => latestAuthMail(db, to);
 
 async function mailCount(to: string): Promise<number> {
   const { rows } = await db.query<{ n: string }>(

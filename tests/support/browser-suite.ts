@@ -1,6 +1,7 @@
 // Test support for browser suites: the real process, a Chromium and a database connection for
 // checking what the pages did, started once per file; signing up, creating a workspace and
-// signing out through the pages; reading a form's refusal and field errors; confirming dialogs.
+// signing out through the pages; reading a form's refusal and field errors; confirming dialogs;
+// the newest identity e-mail written to an address.
 import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { startApp, type AppProcess } from './app-process.js';
@@ -28,6 +29,21 @@ export async function startBrowserSuite(env: Record<string, string> = {}): Promi
       await app.stop();
     },
   };
+}
+
+/** The newest identity e-mail written to `to`: its kind, its /verify link and its 6-digit code. */
+export async function latestAuthMail(
+  db: pg.Client,
+  to: string,
+): Promise<{ kind: string; link: string; code: string | null }> {
+  const { rows } = await db.query<{ kind: string; text_body: string }>(
+    `select kind, text_body from internal.outbox where to_address = $1 order by id desc limit 1`,
+    [to],
+  );
+  const text = rows[0]?.text_body ?? '';
+  const link = /https?:\/\/\S+\/auth\/v1\/verify\?\S+/.exec(text)?.[0];
+  if (!link) throw new Error(`no e-mail with a link for ${to}`);
+  return { kind: rows[0]!.kind, link, code: /\b(\d{6})\b/.exec(text)?.[1] ?? null };
 }
 
 /** A fresh browser profile (its own cookies) with a page whose waits give up after 15 s. */

@@ -96,6 +96,8 @@ interface RefreshGrantRow {
   retry_after: number | null;
   session: { id: string; user_id: string; aal: string; amr: AmrEntry[] } | null;
   user: Parameters<typeof userFromJson>[0] | null;
+  /** the user's second factors, read beside the grant (auth.user_factors_json, migration 0040) */
+  factors: Parameters<typeof userFromJson>[1];
 }
 
 export interface RefreshRules {
@@ -134,7 +136,8 @@ export async function refreshGrantInOneCall(
   const legacyChild = named ? null : legacyChildRefreshToken(key, presented);
   const result = await db.query<RefreshGrantRow>({
     name: 'auth.refresh_grant',
-    text: 'select * from auth.refresh_grant($1, $2, $3, $4, $5, $6, $7, $8)',
+    text: `select g.*, auth.user_factors_json((g.session ->> 'user_id')::uuid) as factors
+      from auth.refresh_grant($1, $2, $3, $4, $5, $6, $7, $8) g`,
     values: [
       sessionId,
       presentedHash,
@@ -161,7 +164,7 @@ export async function refreshGrantInOneCall(
           amr: session.amr,
           refreshToken: row.outcome === 'replayed_legacy' ? legacyChild! : child,
         },
-        user: userFromJson(row.user!),
+        user: userFromJson(row.user!, row.factors),
       };
     }
     case 'rate_limited':

@@ -117,23 +117,18 @@ export function renderUser(user: UserWithIdentities): Record<string, unknown> {
 }
 
 /**
- * A user read as JSON (auth.user_json: the whole row, `to_json(u)`, beside its identities and
- * factors): the row's and identities' timestamps arrive as ISO strings and become Dates as pg would
- * make them, so columns added later keep flowing through. The factors are already in GoTrue's
- * shape and pass through as they are, as they do from SELECT_USER.
+ * A user read as JSON (the whole row, `to_json(u)`, beside its identities) with its factors: the
+ * row's and identities' timestamps arrive as ISO strings and become Dates as pg would make them, so
+ * columns added later keep flowing through. The factors are already in GoTrue's shape
+ * (auth.user_factors_json) and pass through as they are, as they do from SELECT_USER.
  */
-export function userFromJson(json: {
-  row: Record<string, unknown>;
-  identities: unknown[] | null;
-  factors: Record<string, unknown>[];
-}): UserWithIdentities {
+export function userFromJson(
+  json: { row: Record<string, unknown>; identities: unknown[] | null },
+  factors: Record<string, unknown>[],
+): UserWithIdentities {
   const user = withDates(json.row) as unknown as UserRow;
   const identities = (json.identities ?? []) as Record<string, unknown>[];
-  return {
-    ...user,
-    identities: identities.map(withDates) as unknown as IdentityRow[],
-    factors: json.factors,
-  };
+  return { ...user, identities: identities.map(withDates) as unknown as IdentityRow[], factors };
 }
 
 function withDates(row: Record<string, unknown>): Record<string, unknown> {
@@ -155,6 +150,8 @@ export async function findUserById(tx: Queryable, id: string): Promise<UserWithI
 export interface NewUser {
   /** a chosen id (the admin API's); a fresh one otherwise */
   id?: string;
+  /** banned from the start until then (the admin API's ban_duration) */
+  bannedUntil?: Date;
   email: string;
   passwordHash: string | null;
   confirmed: boolean;
@@ -168,10 +165,10 @@ export async function insertUser(tx: Tx, input: NewUser): Promise<UserWithIdenti
   const email = normalizeEmail(input.email);
   const inserted = await tx.query<{ id: string }>(
     `insert into auth.users (id, email, encrypted_password, email_confirmed_at, invited_at,
-       confirmation_sent_at, raw_user_meta_data, raw_app_meta_data)
+       confirmation_sent_at, raw_user_meta_data, raw_app_meta_data, banned_until)
      values (coalesce($7::uuid, gen_random_uuid()), $1, $2, case when $3 then now() end,
        case when $4 then now() end, case when not $3 then now() end, $5,
-       '{"provider":"email","providers":["email"]}'::jsonb || $6::jsonb)
+       '{"provider":"email","providers":["email"]}'::jsonb || $6::jsonb, $8)
      on conflict (email) do nothing
      returning id`,
     [
@@ -182,6 +179,7 @@ export async function insertUser(tx: Tx, input: NewUser): Promise<UserWithIdenti
       JSON.stringify(input.userMetadata ?? {}),
       JSON.stringify(input.appMetadata ?? {}),
       input.id ?? null,
+      input.bannedUntil ?? null,
     ],
   );
   const id = inserted.rows[0]?.id;

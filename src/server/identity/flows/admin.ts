@@ -51,6 +51,7 @@ export async function adminCreateUser(deps: IdentityDeps, input: AdminNewUser): 
     }
     const user = await insertUser(tx, {
       ...(input.id !== undefined ? { id: input.id } : {}),
+      ...(input.bannedUntil ? { bannedUntil: input.bannedUntil } : {}),
       email: input.email,
       passwordHash,
       confirmed: input.emailConfirm ?? false,
@@ -59,10 +60,6 @@ export async function adminCreateUser(deps: IdentityDeps, input: AdminNewUser): 
       appMetadata: input.appMetadata ?? {},
     });
     if (!user) throw errors.emailExists();
-    if (input.bannedUntil) {
-      await updateUser(tx, user.id, { bannedUntil: input.bannedUntil });
-      return (await findUserById(tx, user.id))!;
-    }
     return user;
   });
 }
