@@ -53,7 +53,7 @@ with candidates as (
   ) last on true
   where np.digest_frequency = $1
     and np.user_id > $5
-    and u.email is not null and u.email_confirmed_at is not null
+    and u.email is not null and u.email_confirmed_at is not null and u.deleted_at is null
     and (u.banned_until is null or u.banned_until <= $3)
     and not exists (select 1 from internal.digest_ledger l
                     where l.user_id = u.id and l.frequency = $1 and l.period_start = $2)

@@ -94,6 +94,11 @@ export const adminUpdateBody = z.object({
   app_metadata: metadata.optional(),
   ban_duration: banDuration.optional(),
 });
+// supabase-js sends {should_soft_delete} with every deletion; an empty body means a hard one.
+export const adminDeleteBody = z
+  .object({ should_soft_delete: z.boolean().optional() })
+  .optional()
+  .transform((body) => body?.should_soft_delete ?? false);
 export const inviteBody = z.object({ email, data: metadata.nullish() });
 export const GENERATE_LINK_TYPES = [
   'signup',

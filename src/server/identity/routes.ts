@@ -14,6 +14,7 @@ import { authError, errors, oauthErrorFor } from './errors.js';
 import { parsePkceParams } from './pkce.js';
 import {
   adminCreateBody,
+  adminDeleteBody,
   adminUpdateBody,
   anonymousSignUpBody,
   challengeFactorBody,
@@ -578,8 +579,8 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   app.delete('/admin/users/:id', async (c) => {
     requireAdmin(c.get('caller'));
     const id = parseWith(uuid, c.req.param('id'));
-    await readJsonBody(c.req.raw); // supabase-js sends {should_soft_delete}; deletion is always hard here
-    await service.adminDeleteUser(id);
+    const soft = parseWith(adminDeleteBody, await readJsonBody(c.req.raw));
+    await service.adminDeleteUser(id, soft);
     return c.json({});
   });
 

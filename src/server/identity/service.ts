@@ -191,8 +191,9 @@ export class IdentityService {
     return admin.adminUpdateUser(this.deps, id, input);
   }
 
-  adminDeleteUser(id: string): Promise<void> {
-    return admin.adminDeleteUser(this.deps, id);
+  /** soft: keep the row, marked deleted, with everything that identifies the person cleared */
+  adminDeleteUser(id: string, soft = false): Promise<void> {
+    return admin.adminDeleteUser(this.deps, id, soft);
   }
 
   enrollFactor(claims: AccessTokenClaims, input: mfa.EnrollInput) {

@@ -24,6 +24,8 @@ export interface UserRow {
   raw_user_meta_data: Record<string, unknown>;
   banned_until: Date | null;
   is_anonymous: boolean;
+  /** set by a soft deletion: the row stays for the references to it, the person is gone */
+  deleted_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -51,7 +53,7 @@ const FACTORS = `auth.user_factors_json(u.id) as factors`;
 const USER_COLUMNS = `u.id, u.aud, u.role, u.email, u.phone, u.encrypted_password, u.email_confirmed_at,
   u.invited_at, u.confirmation_sent_at, u.recovery_sent_at, u.email_change, u.email_change_sent_at,
   u.email_change_confirm_status, u.reauthentication_sent_at, u.last_sign_in_at, u.raw_app_meta_data,
-  u.raw_user_meta_data, u.banned_until, u.is_anonymous, u.created_at, u.updated_at`;
+  u.raw_user_meta_data, u.banned_until, u.is_anonymous, u.deleted_at, u.created_at, u.updated_at`;
 
 // The user's second factors ride along with the identities (GoTrue lists them in the user JSON).
 const IDENTITIES = `coalesce((select json_agg(i order by i.created_at) from auth.identities i
@@ -111,6 +113,7 @@ export function renderUser(user: UserWithIdentities): Record<string, unknown> {
     })),
     created_at: iso(user.created_at),
     updated_at: iso(user.updated_at),
+    ...(user.deleted_at ? { deleted_at: iso(user.deleted_at) } : {}),
     is_anonymous: user.is_anonymous,
     ...(user.factors?.length ? { factors: user.factors } : {}),
   };
@@ -254,6 +257,15 @@ export async function updateUser(tx: Tx, id: string, changes: UserChanges): Prom
 export async function deleteUser(tx: Tx, id: string): Promise<boolean> {
   const result = await tx.query('delete from auth.users where id = $1', [id]);
   return (result.rowCount ?? 0) > 0;
+}
+
+/**
+ * GoTrue's soft deletion (auth.soft_delete_user, migration 0041): false when there is no such
+ * user; deleting an already deleted user again changes nothing.
+ */
+export async function softDeleteUser(tx: Tx, id: string): Promise<boolean> {
+  const result = await tx.query<{ outcome: string }>('select auth.soft_delete_user($1) as outcome', [id]);
+  return result.rows[0]?.outcome !== 'not_found';
 }
 
 export async function listUsers(

@@ -9,6 +9,7 @@ import { hashPassword } from '../passwords.js';
 import { chooseRedirect, isAllowedRedirect } from '../redirects.js';
 import {
   deleteUser,
+  softDeleteUser,
   findUserById,
   insertUser,
   listUsers,
@@ -129,10 +130,10 @@ export async function adminUpdateUser(
   });
 }
 
-export async function adminDeleteUser(deps: IdentityDeps, id: string): Promise<void> {
+export async function adminDeleteUser(deps: IdentityDeps, id: string, soft: boolean): Promise<void> {
   let deleted: boolean;
   try {
-    deleted = await withService(deps.pool, (tx) => deleteUser(tx, id));
+    deleted = await withService(deps.pool, (tx) => (soft ? softDeleteUser(tx, id) : deleteUser(tx, id)));
   } catch (error) {
     // The database refuses to leave a workspace with members but no owner (P0001).
     const e = error as { code?: string; message?: string };
