@@ -1,8 +1,10 @@
 // The service role's createUser with what GoTrue lets it choose: the user's id (moving users over
-// with their references), an existing argon2 password hash instead of a password, and a ban from
-// the start; ban durations in Go's syntax, as supabase-js documents them, on create and update.
+// with their references), an existing argon2 or bcrypt password hash instead of a password, and a
+// ban from the start; ban durations in Go's syntax, as supabase-js documents them, on create and
+// update.
 import { randomUUID } from 'node:crypto';
-import { hash } from '@node-rs/argon2';
+import { hash, verify } from '@node-rs/argon2';
+import { hash as bcryptHash } from '@node-rs/bcrypt';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 
@@ -73,12 +75,46 @@ test('an argon2 password hash is kept: the user signs in with the password it ha
   expect(wrong.error).toMatchObject({ status: 400, code: 'invalid_credentials' });
 });
 
+test('an imported bcrypt hash signs its user in, and becomes argon2id at that first sign-in', async () => {
+  const address = email();
+  const imported = await bcryptHash(PASSWORD, 10);
+  expect(
+    (await admin().createUser({ email: address, password_hash: imported, email_confirm: true })).error,
+  ).toBeNull();
+  const storedHash = async () =>
+    (await server.pool.query('select encrypted_password from auth.users where email = $1', [address])).rows[0]
+      .encrypted_password as string;
+
+  // a wrong password changes nothing
+  const wrong = await server
+    .client()
+    .auth.signInWithPassword({ email: address, password: 'not the password' });
+  expect(wrong.error).toMatchObject({ status: 400, code: 'invalid_credentials' });
+  expect(await storedHash()).toBe(imported);
+
+  const first = await server.client().auth.signInWithPassword({ email: address, password: PASSWORD });
+  expect(first.error).toBeNull();
+  const upgraded = await storedHash();
+  expect(upgraded).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+  expect(await verify(upgraded, PASSWORD)).toBe(true);
+  const again = await server.client().auth.signInWithPassword({ email: address, password: PASSWORD });
+  expect(again.error).toBeNull();
+  expect(await storedHash()).toBe(upgraded);
+});
+
 test('a hash sign-in cannot verify, or a hash beside a password, is refused and creates nothing', async () => {
   const before = await userCount();
-  const bcrypt = '$2a$10$abcdefghijklmnopqrstuu5Y6I3a8S3bW3q1i0n5x8YJ0s1q2w3e4';
-  const refused = await admin().createUser({ email: email(), password_hash: bcrypt });
-  expect(refused.error).toMatchObject({ status: 400, code: 'validation_failed' });
-  expect(refused.error!.message).toContain('argon2');
+  const unverifiable = [
+    '$fbscrypt$v=1,n=14,r=8,p=1,ss=Bw==,sk=ou9tdYTGyYm8kuR6Dt0Bp0kDuAYoXrK16mbZO4yGwAn3oLspjnN0/c41v8xZnO1n14J3MjKj1b2g6AUCAlFwMw==$C0sHCg9ek77hsg==$ZGlmZmVyZW50aGFzaA==',
+    '$2a$10$too-short',
+    '$2a$03$abcdefghijklmnopqrstuu5Y6I3a8S3bW3q1i0n5x8YJ0s1q2w3e4',
+    'plain text',
+  ];
+  for (const passwordHash of unverifiable) {
+    const refused = await admin().createUser({ email: email(), password_hash: passwordHash });
+    expect(refused.error, passwordHash).toMatchObject({ status: 400, code: 'validation_failed' });
+    expect(refused.error!.message).toContain('bcrypt');
+  }
   const both = await admin().createUser({
     email: email(),
     password: PASSWORD,

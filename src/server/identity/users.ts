@@ -259,6 +259,20 @@ export async function deleteUser(tx: Tx, id: string): Promise<boolean> {
   return (result.rowCount ?? 0) > 0;
 }
 
+/** Replaces a stored hash by a new hash of the same password, if it is still the stored one. */
+export async function replacePasswordHash(
+  tx: Tx,
+  id: string,
+  storedHash: string,
+  newHash: string,
+): Promise<void> {
+  await tx.query('update auth.users set encrypted_password = $3 where id = $1 and encrypted_password = $2', [
+    id,
+    storedHash,
+    newHash,
+  ]);
+}
+
 /**
  * GoTrue's soft deletion (auth.soft_delete_user, migration 0041): false when there is no such
  * user; deleting an already deleted user again changes nothing.

@@ -5,7 +5,7 @@
 import { withService } from '../../db/transactions.js';
 import { issueEmailAction, sendEmailAction } from '../email-actions.js';
 import { authError, errors } from '../errors.js';
-import { hashPassword } from '../passwords.js';
+import { hashPassword, isVerifiableHash } from '../passwords.js';
 import { chooseRedirect, isAllowedRedirect } from '../redirects.js';
 import {
   deleteUser,
@@ -27,7 +27,7 @@ export interface AdminNewUser {
   id?: string;
   email: string;
   password?: string;
-  /** an argon2 hash to keep (a user moved over with their password) */
+  /** an argon2 or bcrypt hash to keep (a user moved over with their password) */
   passwordHash?: string;
   bannedUntil?: Date;
   emailConfirm?: boolean;
@@ -74,14 +74,14 @@ function checkChosenId(id: string): void {
 }
 
 /**
- * An imported hash must be one sign-in can verify: an argon2 PHC string (ours, or GoTrue's own
- * argon2 hashes). bcrypt and Firebase scrypt hashes, which GoTrue also takes, are refused by name
- * rather than stored unverifiable.
+ * An imported hash must be one sign-in can verify: argon2 (ours, or GoTrue's) or bcrypt (what
+ * GoTrue and most other systems store; replaced by argon2id at the first sign-in). Firebase scrypt
+ * hashes, which GoTrue also takes, are refused rather than stored unverifiable.
  */
 function checkImportedHash(hash: string): void {
-  if (!/^\$argon2(id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/.test(hash)) {
+  if (!isVerifiableHash(hash)) {
     throw errors.validation(
-      'password_hash must be an argon2 hash ($argon2id$v=19$m=...,t=...,p=...$salt$hash)',
+      'password_hash must be an argon2 hash ($argon2id$v=19$m=...,t=...,p=...$salt$hash) or a bcrypt hash ($2a$10$...)',
     );
   }
 }

@@ -3,11 +3,11 @@
 // code and the client's verifier, exchanged once for a session).
 import { withService } from '../../db/transactions.js';
 import { errors } from '../errors.js';
-import { verifyDecoy, verifyPassword } from '../passwords.js';
+import { hashPassword, isBcryptHash, verifyDecoy, verifyPassword } from '../passwords.js';
 import { exchangeAuthCode } from '../pkce.js';
 import { openSession, refreshGrantInOneCall } from '../sessions.js';
 import { beginPasswordSignIn, passwordWasRight } from '../sign-in-backoff.js';
-import { findUserById, isBanned, normalizeEmail } from '../users.js';
+import { findUserById, isBanned, normalizeEmail, replacePasswordHash } from '../users.js';
 import { tokenResponse, type IdentityDeps, type RequestContext, type TokenResponse } from './context.js';
 
 export async function passwordGrant(
@@ -32,6 +32,14 @@ export async function passwordGrant(
     throw isBanned(user) ? errors.userBanned() : errors.emailNotConfirmed();
   }
   const session = await openSession(deps.pool, user.id, 'password', context, normalized);
+  if (isBcryptHash(user.encrypted_password!)) {
+    // An imported bcrypt hash, now that its password is known: from here on the password is
+    // stored as every other is. Unless it changed meanwhile (the old hash is the condition).
+    const upgraded = await hashPassword(password);
+    await withService(deps.pool, (tx) =>
+      replacePasswordHash(tx, user.id, user.encrypted_password!, upgraded),
+    );
+  }
   return tokenResponse(deps, { ...user, last_sign_in_at: new Date() }, session);
 }
 
