@@ -21,6 +21,7 @@ import { API_SECURITY_HEADERS, CORS_EXPOSED_HEADERS, requestIdFrom, serveOnNode 
 import { databaseUnavailable, isDatabaseUnavailable } from './http/unavailable.js';
 import { createTokenSigner } from './identity/access-tokens.js';
 import { identityRoutes } from './identity/routes.js';
+import { createTokenHandler } from './identity/token-endpoint.js';
 import { IdentityService, identityDepsFrom } from './identity/service.js';
 import type { Logger } from './logger.js';
 import { openApiDocument } from './openapi.js';
@@ -66,6 +67,12 @@ export function dataApiConnections(poolMax: number): number {
 function isWebhookRequest(req: IncomingMessage): boolean {
   const url = req.url ?? '';
   return url === '/api/billing/webhook' || url.startsWith('/api/billing/webhook?');
+}
+
+/** Token grants (POST /auth/v1/token, with its query string), answered on node:http directly. */
+function isTokenRequest(req: IncomingMessage): boolean {
+  const url = req.url ?? '';
+  return req.method === 'POST' && (url === '/auth/v1/token' || url.startsWith('/auth/v1/token?'));
 }
 
 /** Requests the data API answers on node:http directly: /rest/v1, except CORS preflights. */
@@ -160,9 +167,17 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     );
   });
 
+  const tokenHandler = createTokenHandler({
+    service: identity,
+    keys,
+    signer,
+    trustProxy: config.trustProxy,
+    logger,
+  });
   app.route(
     '/auth/v1',
     identityRoutes({
+      tokenHandler,
       service: identity,
       keys,
       signer,
@@ -219,13 +234,16 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     return c.json({ error: 'internal_error', message: 'Internal server error' }, 500);
   });
 
-  // The server's listener: the data API and the payment webhook on node:http directly (no web
-  // Request/Response objects per request: the hottest paths), everything else through Hono.
+  // The server's listener: the data API, token grants and the payment webhook on node:http
+  // directly (no web Request/Response objects per request: the hottest paths), everything else
+  // through Hono.
   const honoListener = getRequestListener(app.fetch);
   const dataApiListener = serveOnNode(dataApi.handle, logger);
   const webhookListener = serveOnNode(webhook, logger, { cors: false });
+  const tokenListener = serveOnNode(tokenHandler, logger);
   const listener = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (isDataApiRequest(req)) return dataApiListener(req, res);
+    if (isTokenRequest(req)) return tokenListener(req, res);
     if (isWebhookRequest(req)) return webhookListener(req, res);
     return honoListener(req, res) as Promise<void>;
   };

@@ -40,13 +40,14 @@ export async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): P
   return bytes;
 }
 
-export async function readBodyText(request: Request, limit = MAX_BODY_BYTES): Promise<string> {
-  return new TextDecoder('utf-8', { fatal: false }).decode(await readBodyBytes(request, limit));
-}
-
 /** Parses a JSON body. An empty body is `undefined`; malformed JSON is a 400 bad_json. */
 export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Promise<unknown> {
-  const text = await readBodyText(request, limit);
+  return parseJsonBody(await readBodyBytes(request, limit));
+}
+
+/** A body's bytes as JSON: nothing (or only spaces) is `undefined`; malformed JSON is a 400 bad_json. */
+export function parseJsonBody(bytes: Uint8Array): unknown {
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text) as unknown;

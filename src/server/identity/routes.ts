@@ -2,7 +2,8 @@
 // validates input, calls IdentityService, and renders results and errors the way GoTrue does.
 import { Hono, type Context } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
-import { readJsonBody } from '../http/body.js';
+import { readBodyBytes, readJsonBody } from '../http/body.js';
+import { toResponse, type ApiInput, type Reply } from '../http/reply.js';
 import { clientAddress } from '../http/client-address.js';
 import { HttpError, isHttpError } from '../http/errors.js';
 import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.js';
@@ -10,7 +11,7 @@ import { parseWith } from '../http/validate.js';
 import type { TokenSigner } from './access-tokens.js';
 import { resolveCaller, type Caller, type ProjectKeys } from './caller.js';
 import { banEnds } from './durations.js';
-import { authError, errors, oauthErrorFor } from './errors.js';
+import { authError, errors } from './errors.js';
 import { parsePkceParams } from './pkce.js';
 import {
   adminCreateBody,
@@ -25,10 +26,7 @@ import {
   generateLinkBody,
   inviteBody,
   otpBody,
-  passwordGrantBody,
-  pkceGrantBody,
   recoverBody,
-  refreshGrantBody,
   resendBody,
   signUpBody,
   signUpTarget,
@@ -41,6 +39,7 @@ import type { IdentityService, RequestContext } from './service.js';
 import type { AuthorizeInput } from './flows/oauth.js';
 import { KNOWN_PROVIDERS } from './oauth/providers.js';
 import type { VerifyInput } from './flows/verify.js';
+import { authErrorReply } from './token-endpoint.js';
 import { renderUser } from './users.js';
 import type { Logger } from 'pino';
 
@@ -53,24 +52,15 @@ export interface IdentityRouteDeps {
   disableSignup: boolean;
   anonymousSignIns: boolean;
   logger: Logger;
+  /** POST /token, shared with the server's node:http listener */
+  tokenHandler: (input: ApiInput) => Promise<Reply>;
 }
 
 type Env = { Bindings: HttpBindings; Variables: { caller: Caller } };
 
-/** GoTrue's error body (legacy form auth-js reads via error_code) plus the spec's OAuth pair. */
+/** GoTrue's error body, as a web Response. */
 export function renderAuthError(error: HttpError): Response {
-  const body: Record<string, unknown> = {
-    code: error.status,
-    error_code: error.code,
-    msg: error.message,
-    error: oauthErrorFor(error.code),
-    error_description: error.message,
-  };
-  if (error.code === 'weak_password') body.weak_password = { reasons: ['length'] };
-  return new Response(JSON.stringify(body), {
-    status: error.status,
-    headers: { 'content-type': 'application/json', 'x-sb-error-code': error.code, ...error.headers },
-  });
+  return toResponse(authErrorReply(error));
 }
 
 function requestContext(c: Context<Env>, trustProxy: boolean): RequestContext {
@@ -273,33 +263,18 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     throw authError(404, 'saml_provider_disabled', 'SAML 2.0 is disabled');
   });
 
+  // The server's listener serves POST /token on node:http (token-endpoint.ts); this route is
+  // the same handler for in-process requests.
   app.post('/token', async (c) => {
-    const grantType = c.req.query('grant_type');
-    if (grantType !== 'password' && grantType !== 'refresh_token' && grantType !== 'pkce') {
-      await readJsonBody(c.req.raw); // enforce the size cap even on requests we refuse
-      // supabase-js's signInWithWeb3 expects GoTrue's answer for a provider that is not enabled.
-      if (grantType === 'web3') throw authError(422, 'web3_provider_disabled', 'Web3 provider is disabled');
-      throw errors.unsupportedGrant();
-    }
-    const body = await readJsonBody(c.req.raw);
-    if (grantType === 'password') {
-      const input = parseWith(passwordGrantBody, body);
-      return c.json(
-        await service.passwordGrant(input.email, input.password, requestContext(c, deps.trustProxy)),
-      );
-    }
-    if (grantType === 'pkce') {
-      const input = parseWith(pkceGrantBody, body);
-      return c.json(
-        await service.pkceGrant(
-          input.auth_code ?? '',
-          input.code_verifier ?? '',
-          requestContext(c, deps.trustProxy),
-        ),
-      );
-    }
-    const input = parseWith(refreshGrantBody, body);
-    return c.json(await service.refreshGrant(input.refresh_token, requestContext(c, deps.trustProxy)));
+    const url = new URL(c.req.url);
+    const answer = await deps.tokenHandler({
+      method: 'POST',
+      url: url.pathname + url.search,
+      headers: c.req.raw.headers,
+      body: () => readBodyBytes(c.req.raw),
+      incoming: c.env?.incoming,
+    });
+    return toResponse(answer);
   });
 
   app.post('/signup', async (c) => {
