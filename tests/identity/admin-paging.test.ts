@@ -30,6 +30,17 @@ test('listUsers() with no arguments answers the first page of 50', async () => {
   expect(second.data.users.some((u) => seen.has(u.id))).toBe(false);
 });
 
+test('with no users, the last page is 0, as GoTrue counts it', async () => {
+  const empty = await startTestServer();
+  try {
+    const { data, error } = await empty.adminClient().auth.admin.listUsers();
+    expect(error).toBeNull();
+    expect(data).toMatchObject({ users: [], total: 0, lastPage: 0, nextPage: null });
+  } finally {
+    await empty.close();
+  }
+});
+
 test('empty parameters are the defaults', async () => {
   const res = await call(server, 'GET', '/auth/v1/admin/users?page=&per_page=', { headers: service() });
   expect(res.status).toBe(200);

@@ -498,7 +498,8 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     const page = pagingParameter('page', c.req.query('page'), 1);
     const perPage = Math.min(pagingParameter('per_page', c.req.query('per_page'), 50), MAX_PER_PAGE);
     const { users, total } = await service.adminListUsers(page, perPage);
-    const lastPage = Math.max(1, Math.ceil(total / perPage));
+    // GoTrue's count of pages: 0 when there are no users (supabase-js reports it as lastPage).
+    const lastPage = Math.ceil(total / perPage);
     const base = new URL(c.req.url);
     const link = (p: number, rel: string) => {
       base.searchParams.set('page', String(p));
