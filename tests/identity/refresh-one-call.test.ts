@@ -67,6 +67,13 @@ test('a banned user is refused and nothing changes: the token stays live, no gra
   const res = await refresh(session.refresh_token);
   expect(res.status).toBe(400);
   expect(res.body.error_code ?? res.body.code).toBe('user_banned');
+  expect(res.body.msg).toBe('Invalid Refresh Token: User Banned');
+  // an access token issued before the ban no longer reads the user
+  const me = await call(server, 'GET', '/auth/v1/user', {
+    headers: { authorization: `Bearer ${session.access_token}` },
+  });
+  expect(me.status).toBe(403);
+  expect(me.body).toMatchObject({ error_code: 'user_banned', msg: 'User is banned' });
   const token = await server.pool.query(
     `select 1 from auth.sessions where refresh_token_hash = sha256(convert_to($1, 'utf8'))`,
     [session.refresh_token],

@@ -45,6 +45,9 @@ export const errors = {
   refreshExpired: () => authError(400, 'session_expired', 'Invalid Refresh Token: Session Expired'),
   emailNotConfirmed: () => authError(400, 'email_not_confirmed', 'Email not confirmed'),
   userBanned: () => authError(400, 'user_banned', 'User is banned'),
+  /** an access token issued before its user's ban (GoTrue answers 403 on every authenticated route) */
+  bannedCaller: () => authError(403, 'user_banned', 'User is banned'),
+  refreshUserBanned: () => authError(400, 'user_banned', 'Invalid Refresh Token: User Banned'),
   noAuthorization: () =>
     authError(401, 'no_authorization', 'This endpoint requires a valid Bearer token', {
       'WWW-Authenticate': 'Bearer',

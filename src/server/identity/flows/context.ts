@@ -100,6 +100,6 @@ export async function requireLiveUser(tx: Queryable, claims: AccessTokenClaims):
   const user = await findUserById(tx, claims.sub);
   if (!user) throw errors.userNotFoundForToken();
   if (!(await sessionExists(tx, claims.session_id, claims.sub))) throw errors.sessionNotFound();
-  if (isBanned(user)) throw errors.userBanned();
+  if (isBanned(user)) throw errors.bannedCaller();
   return user;
 }

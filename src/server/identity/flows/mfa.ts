@@ -303,7 +303,7 @@ async function raiseSession(
   );
   const user = await findUserById(tx, claims.sub);
   if (!user) throw errors.userNotFoundForToken();
-  if (isBanned(user)) throw errors.userBanned();
+  if (isBanned(user)) throw errors.bannedCaller();
   return tokenResponse(deps, user, {
     sessionId: claims.session_id,
     userId: claims.sub,

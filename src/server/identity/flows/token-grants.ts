@@ -72,7 +72,7 @@ export async function refreshGrant(
     case 'expired':
       throw errors.refreshExpired();
     case 'banned':
-      throw errors.userBanned();
+      throw errors.refreshUserBanned();
     default:
       throw errors.refreshNotFound();
   }
