@@ -12,12 +12,14 @@ const NETWORK_CODES = new Set([
 ]);
 
 export function isDatabaseUnavailable(error: unknown): boolean {
-  const e = error as { code?: unknown; message?: unknown } | null;
+  const e = error as { code?: unknown; message?: unknown; syscall?: unknown } | null;
   if (!e || typeof e !== 'object') return false;
   const code = typeof e.code === 'string' ? e.code : '';
   const message = typeof e.message === 'string' ? e.message : '';
   return (
     NETWORK_CODES.has(code) ||
+    // A Unix socket's file is gone while its server is down (a missing file elsewhere is not this).
+    (code === 'ENOENT' && e.syscall === 'connect') ||
     code.startsWith('08') || // connection exceptions
     code === '57P01' || // admin shutdown
     code === '57P02' ||
