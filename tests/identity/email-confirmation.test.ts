@@ -116,6 +116,26 @@ describe('sign-up without autoconfirm', () => {
     expect(again.location.search).toBe('');
   });
 
+  test('confirming marks the address verified where GoTrue does: the metadata and the e-mail identity', async () => {
+    const { email, data: signedUp, mail } = await signUpAndGetMail();
+    // until then the metadata is what the client sent, and the identity says unverified
+    expect(signedUp.user?.user_metadata).toEqual({ display_name: 'Ada <b>' });
+    expect(signedUp.user?.identities?.[0]?.identity_data).toMatchObject({ email, email_verified: false });
+    const { data, error } = await server
+      .client()
+      .auth.verifyOtp({ email, token: mail.code!, type: 'signup' });
+    expect(error).toBeNull();
+    expect(data.user?.user_metadata).toEqual({ display_name: 'Ada <b>', email_verified: true });
+    expect(data.user?.identities?.[0]?.identity_data).toMatchObject({ email, email_verified: true });
+    // the service role's users: unconfirmed as given, confirmed later with email_confirm
+    const admin = server.adminClient().auth.admin;
+    const created = await admin.createUser({ email: uniqueEmail('admin'), user_metadata: { team: 'ops' } });
+    expect(created.data.user?.user_metadata).toEqual({ team: 'ops' });
+    const confirmed = await admin.updateUserById(created.data.user!.id, { email_confirm: true });
+    expect(confirmed.data.user?.user_metadata).toEqual({ team: 'ops', email_verified: true });
+    expect(confirmed.data.user?.identities?.[0]?.identity_data).toMatchObject({ email_verified: true });
+  });
+
   test('verifyOtp with the e-mail and the code signs in once', async () => {
     const { email, mail } = await signUpAndGetMail();
     const supabase = server.client();

@@ -56,7 +56,7 @@ test('the user in the response is the user GET /user renders; the token carries 
   expect(user.status).toBe(200);
   expect(fresh.user).toEqual(user.body);
   expect(fresh.user.invited_at).toBe('2024-02-29T12:34:56.789Z');
-  expect(fresh.user.user_metadata).toEqual({ name: 'Ada "q" \\ ✓' });
+  expect(fresh.user.user_metadata).toEqual({ name: 'Ada "q" \\ ✓', email_verified: true });
 });
 
 test('a banned user is refused and nothing changes: the token stays live, no grant is counted', async () => {

@@ -26,7 +26,8 @@ describe('sign-up and sign-in', () => {
     expect(data.session?.token_type).toBe('bearer');
     expect(data.session?.expires_in).toBe(3600);
     expect(data.user?.email).toBe(email);
-    expect(data.user?.user_metadata).toEqual({ display_name: 'Ada' });
+    // a confirmed address marks the metadata as GoTrue's User.Confirm does
+    expect(data.user?.user_metadata).toEqual({ display_name: 'Ada', email_verified: true });
     expect(data.user?.identities?.[0]?.provider).toBe('email');
     expect(data.user?.email_confirmed_at).toBeTruthy();
   });
@@ -87,7 +88,7 @@ describe('the signed-in user', () => {
     await supabase.auth.signUp({ email, password: 'correct horse battery' });
     const meta = await supabase.auth.updateUser({ data: { theme: 'dark' } });
     expect(meta.error).toBeNull();
-    expect(meta.data.user?.user_metadata).toEqual({ theme: 'dark' });
+    expect(meta.data.user?.user_metadata).toEqual({ theme: 'dark', email_verified: true });
 
     const same = await supabase.auth.updateUser({ password: 'correct horse battery' });
     expect(same.error?.code).toBe('same_password');
@@ -149,7 +150,7 @@ describe('administration with the service-role key', () => {
     expect(fetched.data.user?.email).toBe(email);
 
     const updated = await admin.updateUserById(id, { user_metadata: { team: 'sales' } });
-    expect(updated.data.user?.user_metadata).toEqual({ team: 'sales' });
+    expect(updated.data.user?.user_metadata).toEqual({ team: 'sales', email_verified: true });
 
     const list = await admin.listUsers({ page: 1, perPage: 1000 });
     expect(list.error).toBeNull();
