@@ -86,6 +86,12 @@ describe('statuses', () => {
     expect(notEvent.status).toBe(400);
     const badId = await post(JSON.stringify({ ...envelope('x.y', {}), id: "evt_1'; drop table x;--" }));
     expect(badId.status).toBe(400);
+    for (const object of [null, ['cus_1'], 'cus_1', 42]) {
+      const event = envelope('customer.updated', {}) as { data: { object: unknown } };
+      const notAnObject = await post(JSON.stringify({ ...event, data: { object } }));
+      expect(notAnObject.status, JSON.stringify(object)).toBe(400);
+      expect(notAnObject.body.message).toContain('data.object');
+    }
   });
 
   test('413 for a body over 1 MB', async () => {

@@ -10,12 +10,20 @@ export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 const utf8 = new TextDecoder('utf-8');
 
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+// data.object is checked to be an object, not copied key by key as z.record would (a Stripe
+// object has dozens of keys, and the handlers read the few they need with their own checks).
 const eventShape = z.object({
   id: z.string().regex(/^evt_[A-Za-z0-9_]+$/, 'event id must look like evt_…'),
   object: z.literal('event'),
   type: z.string().min(1).max(200),
   created: z.number().int().positive(),
-  data: z.object({ object: z.record(z.string(), z.unknown()), previous_attributes: z.unknown().optional() }),
+  data: z.object({
+    object: z.custom<Record<string, unknown>>(isPlainObject, 'data.object must be an object'),
+    previous_attributes: z.unknown().optional(),
+  }),
 });
 
 export type VerifiedEvent = z.infer<typeof eventShape>;
