@@ -1,6 +1,6 @@
 // The rest of the web app in a real browser: profile and notification preferences saved and
 // still there after a reload, workspace rename, project edit and delete, workspace deletion with
-// confirmation. And its security: no server secret in any client asset, server actions refuse a
+// confirmation, deleting one's own account. And its security: no server secret in any client asset, server actions refuse a
 // forged Origin, and session cookies are HttpOnly and SameSite=Lax.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -10,7 +10,9 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { AppProcess } from '../support/app-process.js';
 import {
   confirmDialog,
+  createWorkspaceInBrowser,
   fieldError,
+  formError,
   signUpInBrowser,
   startBrowserSuite,
   type BrowserSuite,
@@ -72,6 +74,56 @@ test('profile and notification preferences are saved and reloaded', { timeout: 1
   const avatar = await db.query(`select avatar_url from public.profiles where email = 'prefs@example.com'`);
   expect(avatar.rows[0]).toEqual({ avatar_url: 'https://example.com/ada.png' });
 });
+
+test(
+  'deleting one’s own account asks for the password and refuses a team’s last owner',
+  { timeout: 120_000 },
+  async () => {
+    // the last owner of a workspace with another member is told what to do first
+    const owner = await signedIn('last-owner@example.com');
+    const slug = await createWorkspaceInBrowser(suite, owner, 'Team Keep');
+    const mate = await signedIn('teammate@example.com');
+    await mate.close();
+    await db.query(
+      `insert into public.workspace_members (workspace_id, user_id, role)
+     select w.id, u.id, 'member' from public.workspaces w, auth.users u
+     where w.slug = $1 and u.email = 'teammate@example.com'`,
+      [slug],
+    );
+    await owner.goto(`${app.url}/settings/profile`);
+    await owner.fill('input[name=account_password]', 'correct horse battery');
+    await owner.click('text=Delete my account');
+    await expect(formError(owner)).resolves.toContain('last owner of the workspace "Team Keep"');
+    expect((await db.query(`select 1 from auth.users where email = 'last-owner@example.com'`)).rowCount).toBe(
+      1,
+    );
+    await owner.close();
+
+    const page = await signedIn('leaving@example.com');
+    await createWorkspaceInBrowser(suite, page, 'Only Mine');
+    await page.goto(`${app.url}/settings/profile`);
+    await page.fill('input[name=account_password]', 'not my password');
+    await page.click('text=Delete my account');
+    await expect(fieldError(page, 'account_password')).resolves.toBe('That is not your current password');
+    expect((await db.query(`select 1 from auth.users where email = 'leaving@example.com'`)).rowCount).toBe(1);
+
+    await page.fill('input[name=account_password]', 'correct horse battery');
+    await expect(flashAfter(page, () => page.click('text=Delete my account'))).resolves.toEqual(
+      notice('Your account has been deleted'),
+    );
+    expect(new URL(page.url()).pathname).toBe('/sign-in');
+    expect((await db.query(`select 1 from auth.users where email = 'leaving@example.com'`)).rowCount).toBe(0);
+    expect((await db.query(`select 1 from public.workspaces where name = 'Only Mine'`)).rowCount).toBe(0);
+    // signed out here, and the password no longer signs in
+    await page.goto(`${app.url}/settings/profile`);
+    expect(new URL(page.url()).pathname).toBe('/sign-in');
+    await page.fill('input[name=email]', 'leaving@example.com');
+    await page.fill('input[name=password]', 'correct horse battery');
+    await page.click('button[type=submit]');
+    await expect(formError(page)).resolves.toMatch(/e-mail or password|credentials/i);
+    await page.close();
+  },
+);
 
 test(
   'rename a workspace, edit and delete a project, delete the workspace',

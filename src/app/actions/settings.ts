@@ -12,7 +12,7 @@ import { confirmUrl, startEmailFlow } from '@/app/lib/email-links';
 import { flash } from '@/app/lib/flash';
 import { submittedValues, type FormState } from '@/app/lib/form-state';
 import { isHttpError } from '@/server/http/errors';
-import { currentUser, services } from '@/app/lib/session';
+import { currentUser, services, storeSession } from '@/app/lib/session';
 
 const workspaceFields = { slug: slugField, workspace_id: idField };
 
@@ -158,4 +158,46 @@ export async function updateNotificationsAction(_state: FormState, form: FormDat
       return { notice: 'Preferences saved' };
     },
   );
+}
+
+/**
+ * Deletes the signed-in user's own account once they prove it is theirs (the current password, or
+ * the address typed out for an account without one), then signs this browser out. A last owner of
+ * a team is told what to do first.
+ */
+export async function deleteAccountAction(_state: FormState, form: FormData): Promise<FormState> {
+  const user = await currentUser();
+  if (!user) redirect('/sign-in?next=/settings/profile');
+  const input = z
+    .object({
+      account_password: z.string().max(1024, 'Use at most 1024 characters').optional(),
+      confirm_email: z.string().max(320, 'Use at most 320 characters').optional(),
+    })
+    .safeParse(Object.fromEntries(form));
+  if (!input.success) return { fieldErrors: fieldErrorsOf(input.error) };
+  try {
+    await services().identity.deleteOwnAccount(user.claims as never, {
+      currentPassword: input.data.account_password ?? null,
+      email: input.data.confirm_email ?? null,
+      address: (await requestContext()).ip,
+    });
+  } catch (error) {
+    if (!isHttpError(error)) return { error: 'Could not delete the account; try again' };
+    if (error.status === 429) return { fieldErrors: { account_password: error.message } };
+    switch (error.code) {
+      case 'current_password_required':
+        return { fieldErrors: { account_password: 'Enter your current password' } };
+      case 'current_password_invalid':
+        return { fieldErrors: { account_password: 'That is not your current password' } };
+      case 'email_mismatch':
+        return { fieldErrors: { confirm_email: `Type ${user.email} to confirm` } };
+      case 'insufficient_aal':
+        return { error: 'Sign in again with your authenticator app code, then delete the account' };
+      default:
+        return { error: error.message };
+    }
+  }
+  await storeSession(null);
+  await flash('notice', 'Your account has been deleted');
+  redirect('/sign-in');
 }

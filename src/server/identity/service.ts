@@ -128,6 +128,18 @@ export class IdentityService {
     return atLeast(this.emailRequestFloorMs, () => recoverFlow.recover(this.deps, input));
   }
 
+  hasPassword(userId: string): Promise<boolean> {
+    return user.hasPassword(this.deps, userId);
+  }
+
+  /** The caller's own account, deleted once they prove it is theirs (the web app's settings). */
+  deleteOwnAccount(
+    claims: AccessTokenClaims,
+    proof: { currentPassword?: string | null; email?: string | null; address?: string | null },
+  ): Promise<void> {
+    return user.deleteOwnAccount(this.deps, claims, proof);
+  }
+
   currentUser(claims: AccessTokenClaims) {
     return user.currentUser(this.deps, claims);
   }

@@ -1,10 +1,16 @@
-// The signed-in user's profile (display name, avatar URL), e-mail address and password.
+// The signed-in user's profile (display name, avatar URL), e-mail address and password, and
+// deleting the account.
 import { PageHeader } from '@/app/components/page-header';
 import { Avatar } from '@/app/components/ui/avatar';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { myProfile } from '@/app/lib/queries/profile';
 import { requireUser, services } from '@/app/lib/session';
-import { EmailForm, PasswordForm, ProfileForm } from '@/app/settings/profile/profile-forms';
+import {
+  DeleteAccountForm,
+  EmailForm,
+  PasswordForm,
+  ProfileForm,
+} from '@/app/settings/profile/profile-forms';
 import { getRuntime } from '@/server/runtime';
 
 export const dynamic = 'force-dynamic';
@@ -16,6 +22,7 @@ export default async function ProfilePage() {
   const name = profile.displayName || profile.email;
   const account = await services().identity.currentUser(user.claims as never);
   const pendingEmail = typeof account.new_email === 'string' ? account.new_email : null;
+  const hasPassword = await services().identity.hasPassword(user.userId);
   return (
     <>
       <PageHeader title="Profile" description="How you appear to your teammates, and how you sign in." />
@@ -49,6 +56,19 @@ export default async function ProfilePage() {
           </CardHeader>
           <CardContent>
             <PasswordForm minLength={getRuntime().config.minPasswordLength} />
+          </CardContent>
+        </Card>
+        <Card aria-labelledby="delete-account" className="border-destructive/50">
+          <CardHeader>
+            <CardTitle id="delete-account">Delete account</CardTitle>
+            <CardDescription>
+              Your account and your sign-in go for good, and you leave every workspace. Workspaces where you
+              are the only member are deleted with it. If you are the last owner of a team, make someone else
+              owner first.
+            </CardDescription>
+          </CardHeader>
+          <CardContent>
+            <DeleteAccountForm email={user.email} hasPassword={hasPassword} />
           </CardContent>
         </Card>
       </div>

@@ -1,8 +1,14 @@
 'use client';
-// The profile page's forms: name and picture, the e-mail address, and the password. Errors appear under their
-// fields with the input kept; each button says what it is doing while it runs.
+// The profile page's forms: name and picture, the e-mail address, the password, and deleting the
+// account. Errors appear under their fields with the input kept; each button says what it is doing
+// while it runs.
 import { useActionState } from 'react';
-import { changeEmailAction, changePasswordAction, updateProfileAction } from '@/app/actions/settings';
+import {
+  changeEmailAction,
+  changePasswordAction,
+  deleteAccountAction,
+  updateProfileAction,
+} from '@/app/actions/settings';
 import { CurrentPasswordField, EmailField, NewPasswordField } from '@/app/components/account-fields';
 import { Field, FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
@@ -74,6 +80,32 @@ export function EmailForm({ email, pending }: { email: string; pending: string |
       />
       <div>
         <SubmitButton pendingText="Sending…">Change e-mail</SubmitButton>
+      </div>
+    </form>
+  );
+}
+
+/** Deleting the account: proven with the current password, or the address for an account without one. */
+export function DeleteAccountForm({ email, hasPassword }: { email: string; hasPassword: boolean }) {
+  const [state, action] = useActionState(deleteAccountAction, initialFormState);
+  return (
+    <form action={action} className="grid max-w-xl gap-4" noValidate>
+      <FormError>{state.error}</FormError>
+      {hasPassword ? (
+        // its own name: the password form on this page has a current_password field too
+        <CurrentPasswordField state={state} name="account_password" label="Current password" />
+      ) : (
+        <Field
+          label={`Type ${email} to confirm`}
+          name="confirm_email"
+          autoComplete="off"
+          error={state.fieldErrors?.confirm_email}
+        />
+      )}
+      <div>
+        <SubmitButton variant="destructive" pendingText="Deleting…">
+          Delete my account
+        </SubmitButton>
       </div>
     </form>
   );

@@ -1,6 +1,7 @@
 // In charge of the signed-in user's own account: GET /user, PUT /user (metadata, a password change
 // with GoTrue's optional proofs, an e-mail change that takes effect only once confirmed by
-// e-mail), GET /reauthenticate (a code by e-mail for a password change) and POST /logout.
+// e-mail), GET /reauthenticate (a code by e-mail for a password change), POST /logout, and
+// deleting one's own account (the web app's settings).
 import { withService } from '../../db/transactions.js';
 import type { AccessTokenClaims } from '../access-tokens.js';
 import { sendEmailAction, sendEmailChange } from '../email-actions.js';
@@ -11,7 +12,15 @@ import { hashPassword, verifyPassword } from '../passwords.js';
 import type { PkceChallenge } from '../pkce.js';
 import { chooseRedirect } from '../redirects.js';
 import { logout, type LogoutScope } from '../sessions.js';
-import { findUserById, normalizeEmail, renderUser, updateUser, type UserChanges } from '../users.js';
+import {
+  findUserById,
+  normalizeEmail,
+  renderUser,
+  updateUser,
+  type UserChanges,
+  type UserWithIdentities,
+} from '../users.js';
+import { adminDeleteUser } from './admin.js';
 import { checkPasswordStrength, requireLiveUser, type IdentityDeps } from './context.js';
 import { sessionAal } from './mfa.js';
 
@@ -87,22 +96,70 @@ async function checkPasswordChangeProofs(
   }
   const required = settings.requireCurrentPassword || input.requireCurrentPassword === true;
   if (required && !claims.amr.some((entry) => entry.method === 'recovery')) {
-    const user = await requireLiveUser(deps.pool, claims);
-    if (user.encrypted_password && user.email) {
-      if (!input.currentPassword) {
-        throw authError(400, 'current_password_required', CURRENT_PASSWORD_MESSAGE);
-      }
-      // Guessing the current password from a signed-in screen is guessing a password: it goes
-      // through the sign-in backoff (counted as a failure until it proves right).
-      const email = normalizeEmail(user.email);
-      const attempt = await beginPasswordSignIn(deps.pool, email, input.address ?? null, settings.rateLimits);
-      if (attempt.kind === 'wait') throw errors.signInWait(attempt.retryAfterSeconds);
-      if (!(await verifyPassword(user.encrypted_password, input.currentPassword))) {
-        throw authError(400, 'current_password_invalid', CURRENT_PASSWORD_MESSAGE);
-      }
-      await passwordWasRight(deps.pool, email, input.address ?? null);
-    }
+    await proveCurrentPassword(
+      deps,
+      await requireLiveUser(deps.pool, claims),
+      input.currentPassword,
+      input.address,
+    );
   }
+}
+
+/**
+ * The current password, checked as a sign-in is: guessing it from a signed-in screen is guessing a
+ * password, so it goes through the sign-in backoff (counted as a failure until it proves right).
+ * An account without a password (or an address) has nothing to prove here.
+ */
+async function proveCurrentPassword(
+  deps: IdentityDeps,
+  user: UserWithIdentities,
+  currentPassword: string | null | undefined,
+  address: string | null | undefined,
+): Promise<void> {
+  if (!user.encrypted_password || !user.email) return;
+  if (!currentPassword) throw authError(400, 'current_password_required', CURRENT_PASSWORD_MESSAGE);
+  const email = normalizeEmail(user.email);
+  const attempt = await beginPasswordSignIn(deps.pool, email, address ?? null, deps.settings.rateLimits);
+  if (attempt.kind === 'wait') throw errors.signInWait(attempt.retryAfterSeconds);
+  if (!(await verifyPassword(user.encrypted_password, currentPassword))) {
+    throw authError(400, 'current_password_invalid', CURRENT_PASSWORD_MESSAGE);
+  }
+  await passwordWasRight(deps.pool, email, address ?? null);
+}
+
+/** Whether the account signs in with a password (what proves it is the caller's in the settings). */
+export async function hasPassword(deps: IdentityDeps, userId: string): Promise<boolean> {
+  const r = await deps.pool.query<{ has: boolean }>(
+    'select encrypted_password is not null and email is not null as has from auth.users where id = $1',
+    [userId],
+  );
+  return r.rows[0]?.has ?? false;
+}
+
+/**
+ * Deletes the caller's own account, as the web app's settings offer it, once the caller proves
+ * the account is theirs: its current password, or for an account without one its address typed
+ * out; with a verified second factor, from a session that passed it. The deletion is the service
+ * role's hard one, with its rule for workspaces (409 while the last owner of a team).
+ */
+export async function deleteOwnAccount(
+  deps: IdentityDeps,
+  claims: AccessTokenClaims,
+  proof: { currentPassword?: string | null; email?: string | null; address?: string | null },
+): Promise<void> {
+  const user = await requireLiveUser(deps.pool, claims);
+  if (
+    user.factors?.some((factor) => factor.status === 'verified') &&
+    (await sessionAal(deps.pool, claims.session_id)) !== 'aal2'
+  ) {
+    throw errors.insufficientAalForCredentials();
+  }
+  if (user.encrypted_password && user.email) {
+    await proveCurrentPassword(deps, user, proof.currentPassword, proof.address);
+  } else if (!proof.email || normalizeEmail(proof.email) !== (user.email ?? '')) {
+    throw authError(400, 'email_mismatch', 'Type the e-mail address of this account to confirm');
+  }
+  await adminDeleteUser(deps, user.id, false);
 }
 
 export async function updateCurrentUser(
