@@ -44,7 +44,7 @@ test('an event no handler knows is recorded in two messages: begin with the clai
   expect(stored.rows[0]?.payload.data.object.name).toBe(hostile);
 });
 
-test('a subscription change is three messages: the workspace lookup and the guarded update are one, then the commit alone', async () => {
+test('a subscription change is two messages: the claim with the begin, then the workspace lookup and the guarded update with the commit', async () => {
   const workspace = await server.pool.query<{ id: string }>(
     `insert into public.workspaces (name, slug) values ('Round trips', $1) returning id`,
     [`round-trips-${Date.now()}`],
@@ -86,16 +86,18 @@ test('a subscription change is three messages: the workspace lookup and the guar
 
   const first = await deliver(subscription('past_due', now));
   expect(first.outcome).toBe('processed');
-  expect(first.statements).toHaveLength(3);
+  expect(first.statements).toHaveLength(2);
   expect(first.statements[0]).toMatch(/^begin; insert into internal\.billing_events/);
-  expect(first.statements[1]).toMatch(/internal\.billing_workspace_for\(.*update public\.subscriptions/s);
-  // The claim wrote the usual outcome, 'processed': the last message is the commit alone.
-  expect(first.statements[2]).toBe('commit');
+  // A refusal raises inside the statement, so the commit can follow it in the same message.
+  expect(first.statements[1]).toMatch(
+    /internal\.billing_workspace_for\(.*update public\.subscriptions.*internal\.billing_require_target\(.*; commit$/s,
+  );
   // An older event, found through the customer the first one linked, changes nothing.
   const older = await deliver(subscription('active', now - 60));
   expect(older.outcome).toBe('ignored');
-  expect(older.statements).toHaveLength(3);
-  expect(older.statements[2]).toMatch(/^update internal\.billing_events set status = \$2.*; commit$/s);
+  // the same statement marks it 'ignored' (the claim wrote 'processed'), still with the commit
+  expect(older.statements).toHaveLength(2);
+  expect(older.statements[1]).toMatch(/update internal\.billing_events set status = 'ignored'.*; commit$/s);
   const row = await server.pool.query(
     'select status, stripe_customer_id, last_event_created from public.subscriptions where workspace_id = $1',
     [workspaceId],
@@ -114,4 +116,42 @@ test('a subscription change is three messages: the workspace lookup and the guar
     { id: older.id, status: 'ignored', attempts: 1, last_error: null, stamped: true },
     { id: first.id, status: 'processed', attempts: 1, last_error: null, stamped: true },
   ]);
+});
+
+test('with the commit in the same message, a refusal or an unlinked workspace still rolls everything back', async () => {
+  const now = Math.floor(Date.now() / 1000);
+  const post = async (event: ReturnType<typeof envelope>) => {
+    const body = JSON.stringify(event);
+    return call(server, 'POST', '/api/billing/webhook', {
+      rawBody: body,
+      apikey: null,
+      headers: { 'stripe-signature': sign(body, server.config.paymentWebhookSecret) },
+    });
+  };
+  const logged = async (id: string) =>
+    (await server.pool.query('select status, last_error from internal.billing_events where id = $1', [id]))
+      .rows[0];
+  // No workspace has this customer or subscription, and the metadata names none that exists.
+  const unlinked = envelope(
+    'customer.subscription.updated',
+    {
+      id: 'sub_not_linked_yet',
+      object: 'subscription',
+      customer: 'cus_not_linked_yet',
+      status: 'active',
+      metadata: { workspace_id: '7d4c7a36-1d7b-4a52-9a3e-3c0f7c1e2b11' },
+      items: { object: 'list', data: [{ current_period_end: now + 86400, price: { id: 'price_x' } }] },
+    },
+    { created: now },
+  );
+  const answer = await post(unlinked);
+  expect(answer.status).toBe(500);
+  expect(await logged(unlinked.id)).toEqual({
+    status: 'failed',
+    last_error: 'No workspace is linked to this payment event yet',
+  });
+  const touched = await server.pool.query(
+    `select 1 from public.subscriptions where stripe_subscription_id = 'sub_not_linked_yet'`,
+  );
+  expect(touched.rowCount).toBe(0);
 });

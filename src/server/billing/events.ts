@@ -12,7 +12,18 @@ import type { Logger } from '../logger.js';
 import type { VerifiedEvent } from './verify.js';
 
 export type HandlerOutcome = 'processed' | 'ignored';
-export type EventHandler = (tx: Tx, event: VerifiedEvent) => Promise<HandlerOutcome>;
+
+/**
+ * A handler's last statement, sent with the commit instead of before it: one round trip fewer
+ * per event. It must raise to refuse (REFUSAL_SQLSTATE, or any other error to fail), since the
+ * commit follows it unread, and write any outcome but 'processed' itself.
+ */
+export interface FinalStatement {
+  statement: Statement;
+  outcome: (rows: Record<string, unknown>[]) => HandlerOutcome;
+}
+
+export type EventHandler = (tx: Tx, event: VerifiedEvent) => Promise<HandlerOutcome | FinalStatement>;
 /** One handler per event type; adding a type is adding an entry. */
 export type HandlerRegistry = Readonly<Record<string, EventHandler>>;
 
@@ -22,6 +33,12 @@ export type ReceiveOutcome = HandlerOutcome | 'duplicate' | 'refused';
 export class RefusedEvent extends Error {
   override name = 'RefusedEvent';
 }
+
+/** What a final statement raises to refuse an event (internal.billing_require_target). */
+export const REFUSAL_SQLSTATE = 'TB001';
+
+const isRefusal = (error: unknown) =>
+  error instanceof RefusedEvent || (error as { code?: unknown } | null)?.code === REFUSAL_SQLSTATE;
 
 /**
  * The exactly-once claim: a row for a new event (or a failed one to retry), nothing for a
@@ -54,15 +71,16 @@ export async function receiveEvent(
   // serialisation); a replayed event is its stored record.
   const payload = options.payload ?? JSON.stringify(event);
   try {
-    // The claim rides with the begin and any other status than the claim's with the commit (one
-    // message each).
-    return await withServiceFolded(
+    // The claim rides with the begin, and the handler's final statement (or any other status than
+    // the claim's) with the commit: one message each.
+    return await withServiceFolded<ReceiveOutcome>(
       pool,
       claim(event, payload, options.force ?? false),
       async (tx, claimed) => {
         if (claimed.length === 0) return { value: 'duplicate' as const };
         const handler = handlers[event.type];
-        const outcome: HandlerOutcome = handler ? await handler(tx, event) : 'ignored';
+        const outcome = handler ? await handler(tx, event) : 'ignored';
+        if (typeof outcome === 'object') return { last: outcome.statement, valueFrom: outcome.outcome };
         if (!handler)
           logger.info({ eventId: event.id, type: event.type }, 'billing event type not handled; recorded');
         if (outcome === 'processed') return { value: outcome }; // as the claim wrote it
@@ -77,9 +95,12 @@ export async function receiveEvent(
     );
   } catch (error) {
     if (isDatabaseUnavailable(error)) throw databaseUnavailable(error); // nothing to record; the provider retries
-    const refused = error instanceof RefusedEvent;
+    const refused = isRefusal(error);
     if (refused)
-      logger.warn({ eventId: event.id, type: event.type, reason: error.message }, 'billing event refused');
+      logger.warn(
+        { eventId: event.id, type: event.type, reason: (error as Error).message },
+        'billing event refused',
+      );
     else logger.error({ err: error, eventId: event.id, type: event.type }, 'billing event handler failed');
     await pool
       .query(

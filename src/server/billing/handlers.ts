@@ -4,9 +4,9 @@
 // workspace with no customer yet, so events arriving before the checkout that links them still
 // apply), and never let an older event overwrite newer state: every change is guarded by the
 // event's creation time against the last one applied to that subscription.
-import type { Tx } from '../db/transactions.js';
+import type { Statement, Tx } from '../db/transactions.js';
 import { enqueueMail } from '../mail/outbox.js';
-import { RefusedEvent, type HandlerRegistry, type HandlerOutcome } from './events.js';
+import { RefusedEvent, type FinalStatement, type HandlerOutcome, type HandlerRegistry } from './events.js';
 import { billingUrl } from './links.js';
 import { planForPrice, type Plan } from './plans.js';
 import type { VerifiedEvent } from './verify.js';
@@ -61,11 +61,56 @@ async function workspaceFor(tx: Tx, hints: WorkspaceHints): Promise<string> {
 }
 
 /**
- * Finds the workspace (as workspaceFor) and applies `changes` to its subscription, unless this
- * event is older than the last one applied (order safety), in ONE prepared statement: one round
- * trip, planned once per connection. `changes` sees the event's creation time as $2 and `values`
- * from $3 on; `kind` names the statement (one per handler).
+ * The statement that finds the workspace (as workspaceFor) and applies `changes` to its
+ * subscription, unless this event is older than the last one applied (order safety): one prepared
+ * statement, one round trip. `changes` sees the event's creation time as $2 and `values` from $3
+ * on. As a final statement (sent with the commit) it also refuses by raising
+ * (internal.billing_require_target) and marks an older event 'ignored' itself.
  */
+function applyStatement(
+  hints: WorkspaceHints,
+  event: VerifiedEvent,
+  changes: string,
+  values: unknown[],
+  final: boolean,
+): Statement {
+  const last = values.length + 2;
+  const [subscription, customer, eventId] = [last + 1, last + 2, last + 3];
+  const ignored = final
+    ? `, ignored as (
+        update internal.billing_events set status = 'ignored'
+        where id = $${eventId} and not exists (select 1 from applied)
+        returning 1
+      )`
+    : '';
+  const workspace = final
+    ? 'internal.billing_require_target(t.workspace_id, t.refusal) as workspace_id, null::text as refusal'
+    : 't.workspace_id, t.refusal';
+  return {
+    text: `with target as (select * from internal.billing_workspace_for($1, $${subscription}, $${customer})),
+      applied as (
+        update public.subscriptions s set ${changes}, last_event_created = $2, updated_at = now()
+        from target t
+        where s.workspace_id = t.workspace_id and t.refusal is null
+          and (s.last_event_created is null or s.last_event_created <= $2)
+        returning 1
+      )${ignored}
+      select ${workspace}, (select count(*) from applied)::int as applied from target t`,
+    values: [
+      workspaceHint(hints),
+      event.created,
+      ...values,
+      hints.subscriptionId,
+      hints.customerId,
+      ...(final ? [event.id] : []),
+    ],
+  };
+}
+
+const appliedOutcome = (rows: Record<string, unknown>[]): HandlerOutcome =>
+  Number(rows[0]?.applied ?? 0) > 0 ? 'processed' : 'ignored';
+
+/** applyStatement run now, for a handler with more to do after it; `kind` names the statement. */
 async function applyIfNewer(
   tx: Tx,
   kind: string,
@@ -74,24 +119,23 @@ async function applyIfNewer(
   changes: string,
   values: unknown[],
 ): Promise<{ outcome: HandlerOutcome; workspaceId: string }> {
-  const last = values.length + 2;
   const result = await tx.query<{ workspace_id: string | null; refusal: string | null; applied: number }>({
     name: `billing.apply.${kind}`,
-    text: `with target as (select * from internal.billing_workspace_for($1, $${last + 1}, $${last + 2})),
-      applied as (
-        update public.subscriptions s set ${changes}, last_event_created = $2, updated_at = now()
-        from target t
-        where s.workspace_id = t.workspace_id and t.refusal is null
-          and (s.last_event_created is null or s.last_event_created <= $2)
-        returning 1
-      )
-      select t.workspace_id, t.refusal, (select count(*) from applied)::int as applied from target t`,
-    values: [workspaceHint(hints), event.created, ...values, hints.subscriptionId, hints.customerId],
+    ...applyStatement(hints, event, changes, values, false),
   });
-  const row = result.rows[0];
-  const workspaceId = workspaceFrom(row);
-  return { outcome: row!.applied > 0 ? 'processed' : 'ignored', workspaceId };
+  return { outcome: appliedOutcome(result.rows), workspaceId: workspaceFrom(result.rows[0]) };
 }
+
+/** applyStatement as the handler's last word, sent with the commit. */
+const applyWithCommit = (
+  hints: WorkspaceHints,
+  event: VerifiedEvent,
+  changes: string,
+  values: unknown[],
+): FinalStatement => ({
+  statement: applyStatement(hints, event, changes, values, true),
+  outcome: appliedOutcome,
+});
 
 /** Subscription fields in the current API (period end per item) and older ones (top level). */
 function subscriptionFields(subscription: StripeObject) {
@@ -129,9 +173,7 @@ export function createBillingHandlers(options: BillingHandlerOptions): HandlerRe
     const s = subscriptionFields(event.data.object);
     const hints = { workspaceId: s.workspaceId, subscriptionId: s.id, customerId: s.customer };
     if (deleted) {
-      const { outcome } = await applyIfNewer(
-        tx,
-        'subscription_deleted',
+      return applyWithCommit(
         hints,
         event,
         `plan = 'free', status = 'canceled', cancel_at_period_end = false, past_due_since = null,
@@ -139,11 +181,8 @@ export function createBillingHandlers(options: BillingHandlerOptions): HandlerRe
          stripe_customer_id = coalesce($5, stripe_customer_id)`,
         [s.periodEnd, s.id, s.customer],
       );
-      return outcome;
     }
-    const { outcome } = await applyIfNewer(
-      tx,
-      'subscription_changed',
+    return applyWithCommit(
       hints,
       event,
       `plan = $3, status = $4, current_period_end = $5, cancel_at_period_end = $6, stripe_price_id = $7,
@@ -159,7 +198,6 @@ export function createBillingHandlers(options: BillingHandlerOptions): HandlerRe
         s.customer,
       ],
     );
-    return outcome;
   };
 
   return {
@@ -186,9 +224,7 @@ export function createBillingHandlers(options: BillingHandlerOptions): HandlerRe
     'invoice.payment_succeeded': async (tx, event) => {
       const invoice = invoiceFields(event.data.object);
       if (!invoice.subscriptionId) return 'ignored'; // a one-off invoice, not a subscription
-      const { outcome } = await applyIfNewer(
-        tx,
-        'invoice_paid',
+      return applyWithCommit(
         {
           workspaceId: invoice.workspaceId,
           subscriptionId: invoice.subscriptionId,
@@ -199,7 +235,6 @@ export function createBillingHandlers(options: BillingHandlerOptions): HandlerRe
          current_period_end = coalesce($3, current_period_end)`,
         [invoice.periodEnd],
       );
-      return outcome;
     },
     'invoice.payment_failed': async (tx, event) => {
       const invoice = invoiceFields(event.data.object);

@@ -152,19 +152,28 @@ export interface Statement {
  * statement rides with the `begin` and the last (if fn names one) with the `commit`, each pair one
  * round trip of prepared statements with their values as parameters (pipeline.ts). An error
  * anywhere leaves the transaction aborted (PostgreSQL skips the rest of a pipeline after an error)
- * and it is rolled back, as in withService.
+ * and it is rolled back, as in withService. When the last statement's rows decide the value, fn
+ * names `valueFrom`; such a statement must raise to refuse, since the commit follows it unread.
  */
 export async function withServiceFolded<T>(
   pool: Pool,
   first: Statement,
-  fn: (tx: Tx, firstRows: Record<string, unknown>[]) => Promise<{ value: T; last?: Statement }>,
+  fn: (
+    tx: Tx,
+    firstRows: Record<string, unknown>[],
+  ) => Promise<
+    { value: T; last?: Statement } | { last: Statement; valueFrom: (rows: Record<string, unknown>[]) => T }
+  >,
 ): Promise<T> {
   return onConnection(pool, async (tx) => {
     const opened = await runPipeline(tx, [{ text: 'begin', values: [] }, first]);
-    const { value, last } = await fn(tx, opened[1] ?? []);
-    if (last) await runPipeline(tx, [last, { text: 'commit', values: [] }]);
-    else await tx.query('commit');
-    return value;
+    const result = await fn(tx, opened[1] ?? []);
+    if (!result.last) {
+      await tx.query('commit');
+      return (result as { value: T }).value;
+    }
+    const closed = await runPipeline(tx, [result.last, { text: 'commit', values: [] }]);
+    return 'valueFrom' in result ? result.valueFrom(closed[0] ?? []) : result.value;
   });
 }
 
