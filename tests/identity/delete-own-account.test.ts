@@ -66,7 +66,8 @@ test('an account without a password proves it with its address typed out', async
   });
   expect(signedIn.error).toBeNull();
   const claims = claimsOf(signedIn.data.session!.access_token);
-  expect(await identity.hasPassword(created.data.user!.id)).toBe(false);
+  expect(created.data.user!.id).toBe(claims.sub);
+  expect((await identity.accountSettings(claims)).hasPassword).toBe(false);
   await expect(refusal(identity.deleteOwnAccount(claims, { email: 'someone@example.com' }))).resolves.toEqual(
     {
       status: 400,

@@ -2,9 +2,8 @@
 // the event to the event log, answering a plain reply that the server's listener writes on
 // node:http directly (a thin Hono route serves in-process requests). Errors are small JSON bodies.
 import { Hono } from 'hono';
-import { readBodyBytes } from '../http/body.js';
 import { HttpError, isHttpError } from '../http/errors.js';
-import { toResponse, type ApiInput, type Reply } from '../http/reply.js';
+import { apiInputOf, toResponse, type ApiInput, type Reply } from '../http/reply.js';
 import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.js';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
@@ -56,12 +55,7 @@ export function createWebhookHandler(
 export function billingRoutes(handle: ReturnType<typeof createWebhookHandler>): Hono {
   const app = new Hono();
   app.all('/webhook', async (c) => {
-    const answer = await handle({
-      method: c.req.method,
-      headers: c.req.raw.headers,
-      body: () => readBodyBytes(c.req.raw),
-    });
-    return toResponse(answer);
+    return toResponse(await handle(apiInputOf(c.req.raw)));
   });
   return app;
 }

@@ -9,12 +9,11 @@ import { Hono } from 'hono';
 import type { DataApiExposure, DataApiLimits } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { Claims } from '../db/transactions.js';
-import { readBodyBytes } from '../http/body.js';
 import { clientAddress } from '../http/client-address.js';
 import { FairGate } from '../http/fair-gate.js';
 import { HttpError, isHttpError } from '../http/errors.js';
 import type { HeaderReader } from '../http/headers.js';
-import { toResponse, type ApiInput, type Reply } from '../http/reply.js';
+import { apiInputOf, toResponse, type ApiInput, type Reply } from '../http/reply.js';
 import type { TokenSigner } from '../identity/access-tokens.js';
 import { resolveCaller, type ProjectKeys } from '../identity/caller.js';
 import type { Logger } from '../logger.js';
@@ -275,16 +274,6 @@ function pathOf(url: string): string {
 /** The Hono route for /rest/v1 (in-process requests; the server's own listener serves /rest/v1 on node:http). */
 export function dataApiRoutes(api: ReturnType<typeof createDataApi>): Hono<{ Bindings: HttpBindings }> {
   const app = new Hono<{ Bindings: HttpBindings }>();
-  app.all('/*', async (c) => {
-    const url = new URL(c.req.url);
-    const answer = await api.handle({
-      method: c.req.method,
-      url: url.pathname + url.search,
-      headers: c.req.raw.headers,
-      body: () => readBodyBytes(c.req.raw),
-      incoming: c.env?.incoming,
-    });
-    return toResponse(answer);
-  });
+  app.all('/*', async (c) => toResponse(await api.handle(apiInputOf(c.req.raw, c.env?.incoming))));
   return app;
 }

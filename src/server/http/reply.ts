@@ -3,6 +3,7 @@
 // headers, text body or none). node-api.ts writes a Reply on node:http; toResponse wraps it for
 // Hono's routes.
 import type { IncomingMessage } from 'node:http';
+import { readBodyBytes } from './body.js';
 import type { HeaderReader } from './headers.js';
 
 export interface ApiInput {
@@ -24,6 +25,18 @@ export interface Reply {
 
 export function reply(body: string | null, status: number, headers: Record<string, string>): Reply {
   return { status, headers, body };
+}
+
+/** A web Request (a Hono route's, in-process) as the ApiInput the node:http handlers take. */
+export function apiInputOf(request: Request, incoming?: IncomingMessage): ApiInput {
+  const url = new URL(request.url);
+  return {
+    method: request.method,
+    url: url.pathname + url.search,
+    headers: request.headers,
+    body: () => readBodyBytes(request),
+    incoming,
+  };
 }
 
 export function toResponse(answer: Reply): Response {

@@ -1,6 +1,9 @@
 // In charge of the identity service's error catalogue: the GoTrue error codes supabase-js
 // understands, and the OAuth-style `error`/`error_description` pair the interface spec requires.
-import { HttpError } from '../http/errors.js';
+import { HttpError, isHttpError } from '../http/errors.js';
+import type { Reply } from '../http/reply.js';
+import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.js';
+import type { Logger } from '../logger.js';
 
 /** OAuth-style category for the spec's `error` field; GoTrue's own code goes in `error_code`. */
 const OAUTH_ERROR: Record<string, string> = {
@@ -27,6 +30,31 @@ const OAUTH_ERROR: Record<string, string> = {
 
 export function oauthErrorFor(code: string): string {
   return OAUTH_ERROR[code] ?? code;
+}
+
+/** GoTrue's error body (the legacy fields auth-js reads, error_code) plus the spec's OAuth pair. */
+export function authErrorReply(error: HttpError): Reply {
+  const body: Record<string, unknown> = {
+    code: error.status,
+    error_code: error.code,
+    msg: error.message,
+    error: oauthErrorFor(error.code),
+    error_description: error.message,
+  };
+  if (error.code === 'weak_password') body.weak_password = { reasons: ['length'] };
+  return {
+    status: error.status,
+    headers: { 'content-type': 'application/json', 'x-sb-error-code': error.code, ...error.headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** What any failure of an identity request answers: its own error, 503 for the database, else a logged 500. */
+export function authFailure(error: unknown, logger: Logger, path: string): HttpError {
+  if (isHttpError(error)) return error;
+  if (isDatabaseUnavailable(error)) return databaseUnavailable(error);
+  logger.error({ err: error, path }, 'identity request failed');
+  return new HttpError(500, 'Internal server error', { code: 'unexpected_failure' });
 }
 
 export function authError(status: number, code: string, message: string, headers?: Record<string, string>) {

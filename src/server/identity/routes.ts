@@ -2,16 +2,14 @@
 // validates input, calls IdentityService, and renders results and errors the way GoTrue does.
 import { Hono, type Context } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
-import { readBodyBytes, readJsonBody } from '../http/body.js';
-import { toResponse, type ApiInput, type Reply } from '../http/reply.js';
-import { clientAddress } from '../http/client-address.js';
-import { HttpError, isHttpError } from '../http/errors.js';
-import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.js';
+import { readJsonBody } from '../http/body.js';
+import { apiInputOf, toResponse, type ApiInput, type Reply } from '../http/reply.js';
+import { HttpError } from '../http/errors.js';
 import { parseWith } from '../http/validate.js';
 import type { TokenSigner } from './access-tokens.js';
 import { resolveCaller, type Caller, type ProjectKeys } from './caller.js';
 import { banEnds } from './durations.js';
-import { authError, errors } from './errors.js';
+import { authError, authErrorReply, authFailure, errors } from './errors.js';
 import { parsePkceParams } from './pkce.js';
 import {
   adminCreateBody,
@@ -35,11 +33,11 @@ import {
   verifyBody,
   verifyFactorBody,
 } from './request-schemas.js';
+import { requestContextOf } from './flows/context.js';
 import type { IdentityService, RequestContext } from './service.js';
 import type { AuthorizeInput } from './flows/oauth.js';
 import { KNOWN_PROVIDERS } from './oauth/providers.js';
 import type { VerifyInput } from './flows/verify.js';
-import { authErrorReply } from './token-endpoint.js';
 import { renderUser } from './users.js';
 import type { Logger } from 'pino';
 
@@ -64,10 +62,7 @@ export function renderAuthError(error: HttpError): Response {
 }
 
 function requestContext(c: Context<Env>, trustProxy: boolean): RequestContext {
-  return {
-    ip: clientAddress(c.req.raw.headers, c.env?.incoming, trustProxy),
-    userAgent: c.req.header('user-agent')?.slice(0, 512) ?? null,
-  };
+  return requestContextOf(c.req.raw.headers, c.env?.incoming, trustProxy);
 }
 
 /** redirect_to as auth-js sends it (a query parameter), and the Referer GoTrue falls back to. */
@@ -175,12 +170,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   const app = new Hono<Env>();
   const { service } = deps;
 
-  app.onError((error, c) => {
-    if (isHttpError(error)) return renderAuthError(error);
-    if (isDatabaseUnavailable(error)) return renderAuthError(databaseUnavailable(error));
-    deps.logger.error({ err: error, path: c.req.path }, 'identity request failed');
-    return renderAuthError(new HttpError(500, 'Internal server error', { code: 'unexpected_failure' }));
-  });
+  app.onError((error, c) => renderAuthError(authFailure(error, deps.logger, c.req.path)));
   app.notFound(() => renderAuthError(new HttpError(404, 'Not found', { code: 'not_found' })));
 
   // Public discovery document: no apikey, like the Supabase gateway. Only public members of the
@@ -222,6 +212,13 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     return c.json(await service.verifyPost(input, requestContext(c, deps.trustProxy)));
   });
 
+  // The server's listener serves POST /token on node:http (token-endpoint.ts); this route is
+  // the same handler for in-process requests, ahead of the caller middleware below because the
+  // handler resolves its caller itself.
+  app.post('/token', async (c) =>
+    toResponse(await deps.tokenHandler(apiInputOf(c.req.raw, c.env?.incoming))),
+  );
+
   app.use('*', async (c, next) => {
     c.set('caller', await resolveCaller(c.req.raw.headers, deps.keys, deps.signer));
     await next();
@@ -261,20 +258,6 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   });
   app.all('/sso/saml/*', () => {
     throw authError(404, 'saml_provider_disabled', 'SAML 2.0 is disabled');
-  });
-
-  // The server's listener serves POST /token on node:http (token-endpoint.ts); this route is
-  // the same handler for in-process requests.
-  app.post('/token', async (c) => {
-    const url = new URL(c.req.url);
-    const answer = await deps.tokenHandler({
-      method: 'POST',
-      url: url.pathname + url.search,
-      headers: c.req.raw.headers,
-      body: () => readBodyBytes(c.req.raw),
-      incoming: c.env?.incoming,
-    });
-    return toResponse(answer);
   });
 
   app.post('/signup', async (c) => {

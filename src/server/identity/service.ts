@@ -128,8 +128,9 @@ export class IdentityService {
     return atLeast(this.emailRequestFloorMs, () => recoverFlow.recover(this.deps, input));
   }
 
-  hasPassword(userId: string): Promise<boolean> {
-    return user.hasPassword(this.deps, userId);
+  /** A pending new address, and whether a password proves the account (the settings pages). */
+  accountSettings(claims: AccessTokenClaims): Promise<{ pendingEmail: string | null; hasPassword: boolean }> {
+    return user.accountSettings(this.deps, claims);
   }
 
   /** The caller's own account, deleted once they prove it is theirs (the web app's settings). */

@@ -1,18 +1,15 @@
 // In charge of POST /auth/v1/token, the identity service's hottest path (every sign-in, and every
 // client's refresh each hour), as a framework-free handler: the server's listener serves it on
 // node:http directly, as it does the data API (decision 0029), and the Hono app reaches the same
-// handler for in-process requests. Which grant, its body, and GoTrue's error shape.
+// handler for in-process requests. Which grant, and its body.
 import { parseJsonBody } from '../http/body.js';
-import { clientAddress } from '../http/client-address.js';
-import { HttpError, isHttpError } from '../http/errors.js';
 import type { ApiInput, Reply } from '../http/reply.js';
-import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.js';
 import { parseWith } from '../http/validate.js';
 import type { Logger } from '../logger.js';
 import type { TokenSigner } from './access-tokens.js';
 import { resolveCaller, type ProjectKeys } from './caller.js';
-import { authError, errors, oauthErrorFor } from './errors.js';
-import type { RequestContext, TokenResponse } from './flows/context.js';
+import { authError, authErrorReply, authFailure, errors } from './errors.js';
+import { requestContextOf, type TokenResponse } from './flows/context.js';
 import { passwordGrantBody, pkceGrantBody, refreshGrantBody } from './request-schemas.js';
 import type { IdentityService } from './service.js';
 
@@ -22,23 +19,6 @@ export interface TokenEndpointDeps {
   signer: TokenSigner;
   trustProxy: boolean;
   logger: Logger;
-}
-
-/** GoTrue's error body (the legacy fields auth-js reads, error_code) plus the spec's OAuth pair. */
-export function authErrorReply(error: HttpError): Reply {
-  const body: Record<string, unknown> = {
-    code: error.status,
-    error_code: error.code,
-    msg: error.message,
-    error: oauthErrorFor(error.code),
-    error_description: error.message,
-  };
-  if (error.code === 'weak_password') body.weak_password = { reasons: ['length'] };
-  return {
-    status: error.status,
-    headers: { 'content-type': 'application/json', 'x-sb-error-code': error.code, ...error.headers },
-    body: JSON.stringify(body),
-  };
 }
 
 function grantTypeOf(url: string): string | null {
@@ -52,10 +32,7 @@ export function createTokenHandler(deps: TokenEndpointDeps): (input: ApiInput) =
     const grantType = grantTypeOf(input.url);
     // The body is read (within its size cap) even for a request that is refused.
     const body = parseJsonBody(await input.body());
-    const context: RequestContext = {
-      ip: clientAddress(input.headers, input.incoming, deps.trustProxy),
-      userAgent: input.headers.get('user-agent')?.slice(0, 512) ?? null,
-    };
+    const context = requestContextOf(input.headers, input.incoming, deps.trustProxy);
     switch (grantType) {
       case 'refresh_token':
         return deps.service.refreshGrant(parseWith(refreshGrantBody, body).refresh_token, context);
@@ -80,10 +57,7 @@ export function createTokenHandler(deps: TokenEndpointDeps): (input: ApiInput) =
       const answer = await grant(input);
       return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(answer) };
     } catch (error) {
-      if (isHttpError(error)) return authErrorReply(error);
-      if (isDatabaseUnavailable(error)) return authErrorReply(databaseUnavailable(error));
-      deps.logger.error({ err: error, path: '/auth/v1/token' }, 'identity request failed');
-      return authErrorReply(new HttpError(500, 'Internal server error', { code: 'unexpected_failure' }));
+      return authErrorReply(authFailure(error, deps.logger, '/auth/v1/token'));
     }
   };
 }

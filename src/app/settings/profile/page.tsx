@@ -20,9 +20,7 @@ export default async function ProfilePage() {
   const user = await requireUser('/settings/profile');
   const profile = await myProfile(user);
   const name = profile.displayName || profile.email;
-  const account = await services().identity.currentUser(user.claims as never);
-  const pendingEmail = typeof account.new_email === 'string' ? account.new_email : null;
-  const hasPassword = await services().identity.hasPassword(user.userId);
+  const { pendingEmail, hasPassword } = await services().identity.accountSettings(user.claims as never);
   return (
     <>
       <PageHeader title="Profile" description="How you appear to your teammates, and how you sign in." />

@@ -1,6 +1,9 @@
 // In charge of what every identity flow shares: its dependencies and settings, the token response
 // that ends every sign-in, the password policy, and the live-user check behind /user endpoints.
+import type { IncomingMessage } from 'node:http';
 import type { Pool, Queryable } from '../../db/pool.js';
+import { clientAddress } from '../../http/client-address.js';
+import type { HeaderReader } from '../../http/headers.js';
 import type { RateLimits } from '../../config.js';
 import { signAccessToken, type AccessTokenClaims, type TokenSigner } from '../access-tokens.js';
 import type { EmailActionSettings } from '../email-actions.js';
@@ -58,6 +61,18 @@ export interface TokenResponse {
 export interface RequestContext extends SessionContext {
   /** the client address used for per-address limits */
   ip: string | null;
+}
+
+/** The caller's address (forwarded only behind TRUST_PROXY) and user agent, as sessions keep them. */
+export function requestContextOf(
+  headers: HeaderReader,
+  incoming: IncomingMessage | undefined,
+  trustProxy: boolean,
+): RequestContext {
+  return {
+    ip: clientAddress(headers, incoming, trustProxy),
+    userAgent: headers.get('user-agent')?.slice(0, 512) ?? null,
+  };
 }
 
 /** The GoTrue token response for a freshly opened or rotated session. */

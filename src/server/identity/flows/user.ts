@@ -116,7 +116,7 @@ async function proveCurrentPassword(
   currentPassword: string | null | undefined,
   address: string | null | undefined,
 ): Promise<void> {
-  if (!user.encrypted_password || !user.email) return;
+  if (!signsInWithPassword(user)) return;
   if (!currentPassword) throw authError(400, 'current_password_required', CURRENT_PASSWORD_MESSAGE);
   const email = normalizeEmail(user.email);
   const attempt = await beginPasswordSignIn(deps.pool, email, address ?? null, deps.settings.rateLimits);
@@ -127,13 +127,38 @@ async function proveCurrentPassword(
   await passwordWasRight(deps.pool, email, address ?? null);
 }
 
-/** Whether the account signs in with a password (what proves it is the caller's in the settings). */
-export async function hasPassword(deps: IdentityDeps, userId: string): Promise<boolean> {
-  const r = await deps.pool.query<{ has: boolean }>(
-    'select encrypted_password is not null and email is not null as has from auth.users where id = $1',
-    [userId],
-  );
-  return r.rows[0]?.has ?? false;
+/** Whether a password (with an address to sign in by) proves the account is the caller's. */
+function signsInWithPassword(
+  user: UserWithIdentities,
+): user is UserWithIdentities & { encrypted_password: string; email: string } {
+  return Boolean(user.encrypted_password && user.email);
+}
+
+/**
+ * GoTrue's rule for the credentials (and here for deleting the account): once the user has a
+ * verified second factor, only a session that passed it. Otherwise whoever has the first factor
+ * alone (a stolen password, a recovery link) could lock the owner out.
+ */
+async function requireSecondFactorPassed(
+  deps: IdentityDeps,
+  user: UserWithIdentities,
+  claims: AccessTokenClaims,
+): Promise<void> {
+  if (
+    user.factors?.some((factor) => factor.status === 'verified') &&
+    (await sessionAal(deps.pool, claims.session_id)) !== 'aal2'
+  ) {
+    throw errors.insufficientAalForCredentials();
+  }
+}
+
+/** What the account settings show beyond the profile, from one read of the signed-in user. */
+export async function accountSettings(
+  deps: IdentityDeps,
+  claims: AccessTokenClaims,
+): Promise<{ pendingEmail: string | null; hasPassword: boolean }> {
+  const user = await requireLiveUser(deps.pool, claims);
+  return { pendingEmail: user.email_change, hasPassword: signsInWithPassword(user) };
 }
 
 /**
@@ -148,13 +173,8 @@ export async function deleteOwnAccount(
   proof: { currentPassword?: string | null; email?: string | null; address?: string | null },
 ): Promise<void> {
   const user = await requireLiveUser(deps.pool, claims);
-  if (
-    user.factors?.some((factor) => factor.status === 'verified') &&
-    (await sessionAal(deps.pool, claims.session_id)) !== 'aal2'
-  ) {
-    throw errors.insufficientAalForCredentials();
-  }
-  if (user.encrypted_password && user.email) {
+  await requireSecondFactorPassed(deps, user, claims);
+  if (signsInWithPassword(user)) {
     await proveCurrentPassword(deps, user, proof.currentPassword, proof.address);
   } else if (!proof.email || normalizeEmail(proof.email) !== (user.email ?? '')) {
     throw authError(400, 'email_mismatch', 'Type the e-mail address of this account to confirm');
@@ -174,17 +194,9 @@ export async function updateCurrentUser(
     input.email !== undefined && normalizeEmail(input.email) !== before.email
       ? normalizeEmail(input.email)
       : null;
-  // GoTrue's rule: once the user has a verified second factor, the password and the address change
-  // only from a session that passed it. Otherwise whoever has the first factor alone (a stolen
-  // password, a recovery link) could replace the credentials and lock the owner out.
+  // The password and the address change only from a session that passed a verified second factor.
   const changesCredentials = (input.password !== undefined && input.password !== '') || newEmail !== null;
-  if (
-    changesCredentials &&
-    before.factors?.some((factor) => factor.status === 'verified') &&
-    (await sessionAal(deps.pool, claims.session_id)) !== 'aal2'
-  ) {
-    throw errors.insufficientAalForCredentials();
-  }
+  if (changesCredentials) await requireSecondFactorPassed(deps, before, claims);
   // A password alone would make an account nobody can sign in to by address (GoTrue's rule).
   if (before.is_anonymous && input.password && !input.email) {
     throw authError(
