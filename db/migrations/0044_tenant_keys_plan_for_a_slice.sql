@@ -1,0 +1,26 @@
+-- The planner reads a tenant key as many workspaces, each a small share (decision 0038).
+--
+-- Policies filter by `workspace_id = any ((select <the caller's workspace ids>)::uuid[])`. The
+-- array is only known when the statement runs, so the planner assumes ten elements and judges
+-- them by the column's statistics. Where one workspace holds most rows (a young installation,
+-- or one large customer), those statistics say a caller sees nearly everything, so the planner
+-- scans the whole table and tests each row against the caller's array. That test walks the
+-- array element by element: its cost is rows times memberships. A member of 1,177 workspaces
+-- listing 18,800 projects of one of them took 154 ms that way, against 6 ms through the
+-- workspace index; the position of that workspace in the array decided which.
+--
+-- A fixed n_distinct tells the planner what this schema is for: many workspaces, a caller
+-- seeing a few. It only changes estimates for values unknown at planning time (the policies'
+-- arrays, parameters); the most common values ANALYZE finds still describe the real skew for
+-- explicit filters. With it, the policy's array drives the workspace index, so a caller's
+-- list costs what that caller can see, however many workspaces the caller belongs to.
+-- Columns that are unique per workspace (workspaces.id, subscriptions.workspace_id) already
+-- have one row per value and need nothing.
+
+alter table public.projects alter column workspace_id set (n_distinct = 1000);
+alter table public.activity_events alter column workspace_id set (n_distinct = 1000);
+alter table public.workspace_members alter column workspace_id set (n_distinct = 1000);
+alter table public.invitations alter column workspace_id set (n_distinct = 1000);
+
+-- The setting is read by ANALYZE: apply it now rather than at the next automatic analysis.
+analyze public.projects, public.activity_events, public.workspace_members, public.invitations;
