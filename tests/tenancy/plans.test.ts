@@ -9,7 +9,8 @@ import { asUser, createUser, type TestUser } from '../support/tenancy.js';
 
 const OWN_WORKSPACES = 300;
 const PROJECTS = 4000;
-// The busy workspace sorts last among the caller's workspace ids, the array's worst position.
+// The busy workspace's id sorts last among the caller's, where a scan's test of the array costs
+// the most per row.
 const BUSY = 'ffffffff-ffff-4fff-bfff-ffffffffffff';
 
 let pool: Pool;
@@ -26,11 +27,11 @@ function nodes(plan: PlanNode): PlanNode[] {
   return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 }
 
-/** The plan's scans of one table, as the caller would run the statement. */
-async function scansOf(sql: string, table: string): Promise<PlanNode[]> {
+/** The plan's nodes, as the caller would run the statement. */
+async function planOf(sql: string): Promise<PlanNode[]> {
   return asUser(pool, caller, async (tx) => {
     const r = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`explain (format json) ${sql}`);
-    return nodes(r.rows[0]!['QUERY PLAN'][0].Plan).filter((n) => n['Relation Name'] === table);
+    return nodes(r.rows[0]!['QUERY PLAN'][0].Plan);
   });
 }
 
@@ -55,6 +56,8 @@ beforeAll(async () => {
        select $1, 'Project ' || g from generate_series(1, $2::int) g`,
       [BUSY, PROJECTS],
     );
+    // The activity log as skewed as the projects: only the busy workspace's events remain.
+    await tx.query('delete from public.activity_events where workspace_id <> $1', [BUSY]);
   });
   await pool.query('analyze public.projects, public.activity_events, public.workspace_members');
 }, 120_000);
@@ -70,31 +73,36 @@ describe('a caller in many workspaces, one of which holds most rows', () => {
   });
 
   test.each([
-    ['projects', 'select id, name, created_at from public.projects order by created_at desc limit 20'],
-    ['activity_events', 'select id, action from public.activity_events order by created_at desc limit 20'],
-  ])('%s: the newest rows are found through the workspace index', async (table, sql) => {
-    const scans = await scansOf(sql, table);
+    [
+      'projects',
+      'projects_workspace_idx',
+      'select id, name, created_at from public.projects order by created_at desc limit 20',
+    ],
+    [
+      'activity_events',
+      'activity_events_workspace_idx',
+      'select id, action from public.activity_events order by created_at desc limit 20',
+    ],
+  ])('%s: the newest rows are found through %s', async (table, index, sql) => {
+    const plan = await planOf(sql);
+    const scans = plan.filter((n) => n['Relation Name'] === table);
     expect(scans.length).toBeGreaterThan(0);
-    for (const scan of scans) {
-      expect(scan['Node Type']).not.toBe('Seq Scan');
-      expect(scan['Node Type']).toMatch(/Index Scan|Index Only Scan|Bitmap Heap Scan/);
-    }
+    for (const scan of scans)
+      expect(scan['Node Type']).toMatch(/^(Index Scan|Index Only Scan|Bitmap Heap Scan)$/);
+    expect(plan.some((n) => n['Index Name'] === index)).toBe(true);
   });
 
-  test('every tenant key with many rows per workspace plans for a slice', async () => {
+  test('every tenant key an index on workspace_id serves plans for a slice', async () => {
     const r = await pool.query<{ table: string; options: string[] | null }>(
       `select c.relname as table, a.attoptions as options
        from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
        where n.nspname = 'public' and a.attname = 'workspace_id' and c.relkind = 'r'
-         and c.relname not in ('subscriptions')
+         and c.relname not in ('subscriptions', 'invitations')
        order by 1`,
     );
-    expect(r.rows.map((row) => row.table)).toEqual([
-      'activity_events',
-      'invitations',
-      'projects',
-      'workspace_members',
-    ]);
+    // subscriptions has one row per workspace; invitations have no index the array could drive.
+    // A new table of workspace rows belongs in this list, with the setting (docs/data-model.md).
+    expect(r.rows.map((row) => row.table)).toEqual(['activity_events', 'projects', 'workspace_members']);
     for (const row of r.rows) expect(row.options ?? [], row.table).toContain('n_distinct=1000');
   });
 });
