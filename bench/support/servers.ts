@@ -9,34 +9,39 @@ export async function startBenchServer(
   databaseUrl: string,
   apiKey: string,
   jwtSecret = randomBytes(32).toString('hex'),
-  extraEnv: Record<string, string> = {},
+  /** further settings; null leaves a setting at its production default */
+  extraEnv: Record<string, string | null> = {},
   nodeOptions: string[] = [],
 ): Promise<{ url: string; child: ChildProcess }> {
   // BENCH_PROFILE=<dir>: every server writes a V8 CPU profile there when it stops (decision 0018).
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : [];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    JWT_SECRET: jwtSecret,
+    PROJECT_API_KEY: apiKey,
+    SERVICE_ROLE_KEY: randomBytes(24).toString('hex'),
+    PAYMENT_WEBHOOK_SECRET: 'whsec_' + randomBytes(16).toString('hex'),
+    CRON_SECRET: randomBytes(24).toString('hex'),
+    AUTH_AUTOCONFIRM: 'true',
+    LOG_LEVEL: 'silent',
+    // The benchmarks measure throughput, not the limiter: lift the limits far out of the way.
+    RATE_LIMIT_SIGNIN_PER_EMAIL: '100000000',
+    RATE_LIMIT_SIGNIN_PER_ADDRESS: '100000000',
+    RATE_LIMIT_REFRESH_PER_SESSION: '100000000',
+    RATE_LIMIT_SIGNUP_PER_ADDRESS: '100000000',
+    // One caller may run as many data-API requests at once as the load generator sends (the
+    // fair share per caller, 4 by default, would otherwise be what the list benchmark measures).
+    DATA_API_CALLER_CONCURRENCY: '1000',
+  };
+  for (const [name, value] of Object.entries(extraEnv)) {
+    if (value === null) delete env[name];
+    else env[name] = value;
+  }
   const child = spawn(process.execPath, [...profile, ...nodeOptions, '--import', 'tsx', script], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      JWT_SECRET: jwtSecret,
-      PROJECT_API_KEY: apiKey,
-      SERVICE_ROLE_KEY: randomBytes(24).toString('hex'),
-      PAYMENT_WEBHOOK_SECRET: 'whsec_' + randomBytes(16).toString('hex'),
-      CRON_SECRET: randomBytes(24).toString('hex'),
-      AUTH_AUTOCONFIRM: 'true',
-      LOG_LEVEL: 'silent',
-      // The benchmarks measure throughput, not the limiter: lift the limits far out of the way.
-      RATE_LIMIT_SIGNIN_PER_EMAIL: '100000000',
-      RATE_LIMIT_SIGNIN_PER_ADDRESS: '100000000',
-      RATE_LIMIT_REFRESH_PER_SESSION: '100000000',
-      RATE_LIMIT_SIGNUP_PER_ADDRESS: '100000000',
-      // One caller may run as many data-API requests at once as the load generator sends (the
-      // fair share per caller, 4 by default, would otherwise be what the list benchmark measures).
-      DATA_API_CALLER_CONCURRENCY: '1000',
-      ...extraEnv,
-    },
+    env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
