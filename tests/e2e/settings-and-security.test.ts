@@ -17,6 +17,7 @@ import {
   startBrowserSuite,
   type BrowserSuite,
 } from '../support/browser-suite.js';
+import { shoot } from '../support/browser-checks.js';
 import { flashAfter } from '../support/flash.js';
 
 const notice = (text: string) => ({ kind: 'notice', text });
@@ -94,6 +95,7 @@ test(
     await owner.fill('input[name=account_password]', 'correct horse battery');
     await owner.click('text=Delete my account');
     await expect(formError(owner)).resolves.toContain('last owner of the workspace "Team Keep"');
+    await shoot(owner, 'delete-account-last-owner-light-desktop');
     expect((await db.query(`select 1 from auth.users where email = 'last-owner@example.com'`)).rowCount).toBe(
       1,
     );
@@ -105,6 +107,9 @@ test(
     await page.fill('input[name=account_password]', 'not my password');
     await page.click('text=Delete my account');
     await expect(fieldError(page, 'account_password')).resolves.toBe('That is not your current password');
+    await shoot(page, 'delete-account-wrong-password-light-desktop');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shoot(page, 'delete-account-wrong-password-light-phone');
     expect((await db.query(`select 1 from auth.users where email = 'leaving@example.com'`)).rowCount).toBe(1);
 
     await page.fill('input[name=account_password]', 'correct horse battery');

@@ -87,5 +87,7 @@ export async function shoot(page: Page, name: string, { fullPage = true } = {}):
   mkdirSync(`${SCREENSHOTS}/pages`, { recursive: true });
   // Toasts fade and relative times tick: screenshots are of the page, not of the moment.
   await page.addStyleTag({ content: '[data-sonner-toaster]{display:none!important}' });
+  // A page scrolled down (after a form at its foot answered) would show its sticky header midway.
+  if (fullPage) await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: `${SCREENSHOTS}/pages/${name}.png`, fullPage });
 }
