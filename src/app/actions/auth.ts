@@ -6,6 +6,7 @@
 import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { isHttpError } from '@/server/http/errors';
+import { isTokenResponse } from '@/server/identity/flows/context';
 import { fieldErrorsOf } from '@/app/lib/actions';
 import { requestContext } from '@/app/lib/client';
 import { confirmUrl, startEmailFlow } from '@/app/lib/email-links';
@@ -51,8 +52,8 @@ export async function signUpAction(_state: SentState, form: FormData): Promise<S
     return { error: message, values };
   }
   // The form then says "check your e-mail" and offers to send the link again.
-  if (!('access_token' in result)) return { sent: true, values };
-  await storeSession(result as never);
+  if (!isTokenResponse(result)) return { sent: true, values };
+  await storeSession(result);
   redirect(safeNext(input.data.next));
 }
 
@@ -67,7 +68,7 @@ export async function signInAction(_state: FormState, form: FormData): Promise<F
   } catch (error) {
     return { error: isHttpError(error) ? error.message : 'Could not sign in; try again', values };
   }
-  await storeSession(session as never);
+  await storeSession(session);
   // Whoever set up an authenticator app gives its code next (the session is at aal1 until then).
   const factors = (session.user.factors ?? []) as { status?: string }[];
   if (factors.some((f) => f.status === 'verified')) redirect(secondStepPath(safeNext(input.data.next)));
@@ -79,7 +80,7 @@ export async function signOutAction() {
   const session = await readStoredSession();
   if (user && session) {
     await services()
-      .identity.signOut(user.claims as never, 'local')
+      .identity.signOut(user.token, 'local')
       .catch(() => undefined);
   }
   await storeSession(null);

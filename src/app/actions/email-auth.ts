@@ -46,7 +46,7 @@ export async function setNewPasswordAction(_state: FormState, form: FormData): P
     .safeParse(Object.fromEntries(form));
   if (!input.success) return { fieldErrors: fieldErrorsOf(input.error) };
   try {
-    await services().identity.updateCurrentUser(user.claims as never, { password: input.data.password });
+    await services().identity.updateCurrentUser(user.token, { password: input.data.password });
   } catch (error) {
     const message = isHttpError(error) ? error.message : 'Could not set the password; try again';
     return { fieldErrors: { password: message } };
@@ -103,7 +103,7 @@ export async function verifySignInCodeAction(_state: SentState, form: FormData):
     return { sent: true, fieldErrors: { code: message }, values };
   }
   if (!('access_token' in session)) return { sent: true, error: 'That code cannot sign you in', values };
-  await storeSession(session as never);
+  await storeSession(session);
   redirect(safeNext(input.data.next));
 }
 

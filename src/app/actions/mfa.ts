@@ -59,7 +59,7 @@ async function signedInOrBack(): Promise<SignedIn> {
 export async function startEnrolmentAction(_state: EnrolState, _form: FormData): Promise<EnrolState> {
   const user = await signedInOrBack();
   try {
-    const factor = await services().identity.enrollFactor(user.claims as never, { factorType: 'totp' });
+    const factor = await services().identity.enrollFactor(user.token, { factorType: 'totp' });
     return {
       enrolment: {
         factorId: factor.id,
@@ -83,13 +83,13 @@ export async function confirmEnrolmentAction(_state: EnrolState, form: FormData)
   const { identity, signer } = services();
   const { ip } = await requestContext();
   try {
-    const challenge = await identity.challengeFactor(user.claims as never, factorId.data, ip);
-    const session = await identity.verifyFactor(user.claims as never, factorId.data, {
+    const challenge = await identity.challengeFactor(user.token, factorId.data, ip);
+    const session = await identity.verifyFactor(user.token, factorId.data, {
       challengeId: challenge.id,
       code: code.data,
       ip,
     });
-    await storeSession(session as never);
+    await storeSession(session);
     const claims = await verifyAccessToken(signer, session.access_token);
     return { recoveryCodes: await identity.regenerateRecoveryCodes(claims) };
   } catch (error) {
@@ -102,7 +102,7 @@ export async function confirmEnrolmentAction(_state: EnrolState, form: FormData)
 export async function newRecoveryCodesAction(_state: EnrolState, _form: FormData): Promise<EnrolState> {
   const user = await signedInOrBack();
   try {
-    return { recoveryCodes: await services().identity.regenerateRecoveryCodes(user.claims as never) };
+    return { recoveryCodes: await services().identity.regenerateRecoveryCodes(user.token) };
   } catch (error) {
     return { error: isHttpError(error) ? error.message : 'Could not make new codes; try again' };
   }
@@ -118,12 +118,9 @@ export async function removeFactorAction(form: FormData): Promise<never> {
   }
   const { identity } = services();
   try {
-    await identity.unenrollFactor(user.claims as never, factorId.data);
+    await identity.unenrollFactor(user.token, factorId.data);
     const stored = await readStoredSession();
-    if (stored)
-      await storeSession(
-        (await identity.refreshGrant(stored.refresh_token, await requestContext())) as never,
-      );
+    if (stored) await storeSession(await identity.refreshGrant(stored.refresh_token, await requestContext()));
   } catch (error) {
     await flash('error', isHttpError(error) ? error.message : 'Could not remove it; try again');
     redirect(SECURITY);
@@ -147,15 +144,15 @@ export async function secondStepAction(_state: FormState, form: FormData): Promi
       if (!/^[a-z0-9]{5}-?[a-z0-9]{5}$/i.test(code)) {
         return { fieldErrors: { code: 'Enter one of your recovery codes, like abcde-12345' } };
       }
-      session = await identity.verifyRecoveryCode(user.claims as never, code);
+      session = await identity.verifyRecoveryCode(user.token, code);
     } else {
       const code = totpCode.safeParse(form.get('code') ?? '');
       if (!code.success) return { fieldErrors: { code: code.error.issues[0]!.message } };
       const { factors } = await identity.factorsOf(user.userId);
       const factor = factors.find((f) => f.status === 'verified');
       if (!factor) redirect(next);
-      const challenge = await identity.challengeFactor(user.claims as never, factor.id, ip);
-      session = await identity.verifyFactor(user.claims as never, factor.id, {
+      const challenge = await identity.challengeFactor(user.token, factor.id, ip);
+      session = await identity.verifyFactor(user.token, factor.id, {
         challengeId: challenge.id,
         code: code.data,
         ip,
@@ -168,7 +165,7 @@ export async function secondStepAction(_state: FormState, form: FormData): Promi
     const refusal = codeRefusal(error);
     return refusal.field ? { fieldErrors: { [refusal.field]: refusal.message } } : { error: refusal.message };
   }
-  await storeSession(session as never);
+  await storeSession(session);
   if (method === 'recovery') {
     const left = await identity.factorsOf(user.userId);
     await flash(

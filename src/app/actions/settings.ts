@@ -87,7 +87,7 @@ export async function changePasswordAction(_state: FormState, form: FormData): P
   // Whoever finds a signed-in screen must not take the account over: the service checks the
   // current password as a sign-in is checked, with its backoff after failures.
   try {
-    await identity.updateCurrentUser(user.claims as never, {
+    await identity.updateCurrentUser(user.token, {
       password: input.data.password,
       currentPassword: input.data.current_password,
       requireCurrentPassword: true,
@@ -118,7 +118,7 @@ export async function changeEmailAction(_state: FormState, form: FormData): Prom
   }
   const { config, identity } = services();
   try {
-    await identity.updateCurrentUser(user.claims as never, {
+    await identity.updateCurrentUser(user.token, {
       email: input.data.email,
       pkce: await startEmailFlow(),
       redirectTo: confirmUrl('/settings/profile'),
@@ -176,7 +176,7 @@ export async function deleteAccountAction(_state: FormState, form: FormData): Pr
     .safeParse(Object.fromEntries(form));
   if (!input.success) return { fieldErrors: fieldErrorsOf(input.error) };
   try {
-    await services().identity.deleteOwnAccount(user.claims as never, {
+    await services().identity.deleteOwnAccount(user.token, {
       currentPassword: input.data.account_password ?? null,
       email: input.data.confirm_email ?? null,
       address: (await requestContext()).ip,

@@ -4,7 +4,7 @@
 import { cookies } from 'next/headers';
 import { redirect } from 'next/navigation';
 import type { Claims } from '@/server/db/transactions';
-import { verifyAccessToken } from '@/server/identity/access-tokens';
+import { verifyAccessToken, type AccessTokenClaims } from '@/server/identity/access-tokens';
 import { getRuntime } from '@/server/runtime';
 import {
   readSession,
@@ -19,6 +19,9 @@ const REFRESH_MARGIN_SECONDS = 120;
 export interface SignedIn {
   userId: string;
   email: string;
+  /** the verified access token's claims, as the identity service takes them */
+  token: AccessTokenClaims;
+  /** the same claims as a database transaction takes them (row-level security reads them) */
   claims: Claims;
   /** the session passed a second factor */
   aal2: boolean;
@@ -69,6 +72,7 @@ async function sessionUser(): Promise<SignedIn | HalfSignedIn | null> {
     user = {
       userId: claims.sub,
       email: claims.email,
+      token: claims,
       claims: claims as unknown as Claims,
       aal2: claims.aal === 'aal2',
     };
@@ -76,7 +80,7 @@ async function sessionUser(): Promise<SignedIn | HalfSignedIn | null> {
     return null;
   }
   // Whoever set up a second factor passes it before anything else in the app.
-  if (!user.aal2 && (await services().identity.secondStepDue(user.claims as never))) {
+  if (!user.aal2 && (await services().identity.secondStepDue(user.token))) {
     return { secondStepDue: true, user };
   }
   return user;

@@ -45,7 +45,7 @@ export async function GET(request: NextRequest) {
   if (code && verifier) {
     try {
       const session = await identity.pkceGrant(code, verifier, await requestContext());
-      await storeSession(session as never);
+      await storeSession(session);
       return NextResponse.redirect(new URL(next, config.appUrl), 303);
     } catch {
       // told below, in the app's own words

@@ -9,7 +9,7 @@ export async function signOutFromInvitation(form: FormData) {
   const user = await currentUser();
   if (user && (await readStoredSession())) {
     await services()
-      .identity.signOut(user.claims as never, 'local')
+      .identity.signOut(user.token, 'local')
       .catch(() => undefined);
   }
   await storeSession(null);

@@ -13,7 +13,7 @@ export async function GET(request: NextRequest) {
   if (session) {
     try {
       const fresh = await identity.refreshGrant(session.refresh_token, await requestContext());
-      await storeSession(fresh as never);
+      await storeSession(fresh);
       return NextResponse.redirect(new URL(next, config.appUrl), 303);
     } catch {
       // fall through: the session is over

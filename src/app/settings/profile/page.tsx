@@ -20,7 +20,7 @@ export default async function ProfilePage() {
   const user = await requireUser('/settings/profile');
   const profile = await myProfile(user);
   const name = profile.displayName || profile.email;
-  const { pendingEmail, hasPassword } = await services().identity.accountSettings(user.claims as never);
+  const { pendingEmail, hasPassword } = await services().identity.accountSettings(user.token);
   return (
     <>
       <PageHeader title="Profile" description="How you appear to your teammates, and how you sign in." />

@@ -58,6 +58,11 @@ export interface TokenResponse {
   user: Record<string, unknown>;
 }
 
+/** A sign-up answers a session when it signs the person in, else the (possibly obfuscated) user. */
+export function isTokenResponse(answer: TokenResponse | Record<string, unknown>): answer is TokenResponse {
+  return typeof answer.access_token === 'string';
+}
+
 export interface RequestContext extends SessionContext {
   /** the client address used for per-address limits */
   ip: string | null;
