@@ -7,13 +7,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/server/config.js';
-import { createPool } from '../src/server/db/pool.js';
+import { createPool, poolOptionsFrom } from '../src/server/db/pool.js';
 import { signAccessToken } from '../src/server/identity/access-tokens.js';
 import { createLogger } from '../src/server/logger.js';
 import { createPlatform } from '../src/server/platform.js';
 
 const config = await loadConfig(process.env);
-const pool = createPool(config.databaseUrl!, { max: 20 });
+const pool = createPool(config.databaseUrl!, poolOptionsFrom(config.database));
 const { app, listener, signer } = createPlatform({ config, pool, logger: createLogger('silent') });
 await pool.query(
   'create table if not exists bench_writes (id bigserial primary key, sub uuid not null, at timestamptz not null default now())',
