@@ -11,6 +11,7 @@ import { createPool, poolOptionsFrom } from './db/pool.js';
 import { createLogger } from './logger.js';
 import { createPlatform, isPlatformPath } from './platform.js';
 import { FREQUENCIES, SCHEDULES } from './digest/frequency.js';
+import { warnAboutHostSettings } from './host-checks.js';
 import { runDigest } from './digest/run.js';
 import { MailDelivery } from './mail/delivery.js';
 import { registerRuntime } from './runtime.js';
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.logLevel);
+  await warnAboutHostSettings(logger);
   // Before the database: a build needs none, and a failed build then leaves nothing running.
   await ensureWebBuild();
   const database = await openDatabase(config);
