@@ -63,6 +63,28 @@ describe('apikey', () => {
       external: { email: true },
     });
   });
+
+  test('a served path asked with another method: 405 with Allow, as GoTrue; an unknown path: 404', async () => {
+    for (const [method, path, allow] of [
+      ['POST', '/auth/v1/settings', 'GET, HEAD'],
+      ['DELETE', '/auth/v1/signup', 'POST'],
+      ['GET', '/auth/v1/token?grant_type=password', 'POST'],
+      ['PATCH', '/auth/v1/user', 'GET, HEAD, PUT'],
+      ['POST', `/auth/v1/admin/users/${crypto.randomUUID()}`, 'GET, HEAD, PUT, DELETE'],
+    ] as const) {
+      const res = await call(server, method, path);
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.text).toBe('');
+      expect(res.headers.get('allow')?.split(', ').sort()).toEqual(allow.split(', ').sort());
+    }
+    // The apikey is checked first, as the gateway does before the router.
+    expect((await call(server, 'POST', '/auth/v1/settings', { apikey: null })).status).toBe(401);
+    const unknown = await call(server, 'GET', '/auth/v1/no-such-endpoint');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ code: 404, error_code: 'not_found' });
+    // Served methods are unchanged, HEAD included.
+    expect((await call(server, 'HEAD', '/auth/v1/settings')).status).toBe(200);
+  });
 });
 
 describe('POST /token?grant_type=password (spec 4.1)', () => {

@@ -113,8 +113,10 @@ test('CORS preflights and other methods still reach the identity routes', async 
   expect(preflight.status).toBe(204);
   expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
   expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
+  // Another method reaches the identity routes too, which serve /token for POST only.
   const get = await call(server, 'GET', '/auth/v1/token?grant_type=refresh_token');
-  expect(get.status).toBe(404);
+  expect(get.status).toBe(405);
+  expect(get.headers.get('allow')).toBe('POST');
 });
 
 test('the Hono app answers a grant as the node:http listener does', async () => {
