@@ -139,6 +139,27 @@ describe('tokens signed with the current key', () => {
     expect(payload).toMatchObject({ sub: user.id, role: 'authenticated', email: user.email });
   });
 
+  test('OpenID discovery names the issuer and a key set that verifies its tokens, without an apikey', async () => {
+    const discovery = await call(server, 'GET', '/auth/v1/.well-known/openid-configuration', {
+      apikey: null,
+    });
+    expect(discovery.status).toBe(200);
+    expect(discovery.headers.get('cache-control')).toBe('public, max-age=600');
+    const { issuer, jwks_uri: jwksUri } = discovery.body as { issuer: string; jwks_uri: string };
+    expect(issuer).toBe(`${server.config.authUrl}/auth/v1`);
+    expect(jwksUri).toBe(`${issuer}/.well-known/jwks.json`);
+    // A relying party that knows only the issuer: discovery, then the key set, then the token. The
+    // test server listens elsewhere than its configured public URL, so the key set is fetched at
+    // the same path on the address it listens on.
+    const keySetUrl = new URL(new URL(jwksUri).pathname, server.url);
+    const { access_token: token, user } = await session();
+    const { payload } = await jwtVerify(token, createRemoteJWKSet(keySetUrl), {
+      issuer,
+      audience: 'authenticated',
+    });
+    expect(payload.sub).toBe(user.id);
+  });
+
   test('supabase-js getClaims verifies the token with the JWKS it fetches', async () => {
     const fetched: string[] = [];
     const client = createClient(server.url, server.config.projectApiKey, {

@@ -166,6 +166,12 @@ function banUntil(duration: string | undefined): Date | null | undefined {
   }
 }
 
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url[end - 1] === '/') end--;
+  return url.slice(0, end);
+}
+
 export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   const app = new Hono<Env>();
   const { service } = deps;
@@ -176,6 +182,18 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   // ES256/RS256 keys are listed; HS256 keys are secrets and never appear.
   app.get('/.well-known/jwks.json', (c) =>
     c.json(deps.signer.jwks, 200, { 'cache-control': 'public, max-age=600' }),
+  );
+  // OpenID discovery as GoTrue serves it without its OAuth server: the issuer its tokens carry and
+  // where their public keys are, for relying parties that find a key set from the issuer alone.
+  app.get('/.well-known/openid-configuration', (c) =>
+    c.json(
+      {
+        issuer: deps.signer.issuer,
+        jwks_uri: `${withoutTrailingSlashes(deps.signer.issuer)}/.well-known/jwks.json`,
+      },
+      200,
+      { 'cache-control': 'public, max-age=600' },
+    ),
   );
 
   // E-mail links carry no apikey: the Supabase gateway lets /verify through without one.
