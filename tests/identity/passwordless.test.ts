@@ -131,6 +131,43 @@ test('an unknown address becomes an unconfirmed account; its confirmation e-mail
   expect(pw.error?.code).toBe('invalid_credentials');
 });
 
+test("POST /magiclink, GoTrue's older entry: a known address gets a link, an unknown one an account", async () => {
+  const known = await confirmedUser();
+  const sent = await call(server, 'POST', '/auth/v1/magiclink', { body: { email: known } });
+  expect(sent.status).toBe(200);
+  expect(sent.body).toEqual({});
+  const link = await mailbox.latest(known);
+  expect(link.link).toContain('type=magiclink');
+  const landing = await follow(link.link!);
+  expect(landing.hash).toContain('access_token=');
+
+  const unknown = uniqueEmail('magic');
+  const created = await call(server, 'POST', '/auth/v1/magiclink', {
+    body: { email: unknown, data: { display_name: 'Mags' } },
+  });
+  expect(created.status).toBe(200);
+  const row = await server.pool.query<{ raw_user_meta_data: Record<string, unknown> }>(
+    'select raw_user_meta_data from auth.users where email = $1',
+    [unknown],
+  );
+  expect(row.rows[0]?.raw_user_meta_data).toMatchObject({ display_name: 'Mags' });
+  expect((await mailbox.latest(unknown)).link).toContain('type=signup');
+
+  // No address: GoTrue's own words; a bad one: 400; the one-a-minute limit holds here too.
+  const none = await call(server, 'POST', '/auth/v1/magiclink', { body: {} });
+  expect(none.status).toBe(422);
+  expect(none.body).toMatchObject({
+    error_code: 'validation_failed',
+    msg: 'Password recovery requires an email',
+  });
+  expect(
+    (await call(server, 'POST', '/auth/v1/magiclink', { body: { email: 'not-an-address' } })).status,
+  ).toBe(400);
+  const again = await call(server, 'POST', '/auth/v1/magiclink', { body: { email: known } });
+  expect(again.status).toBe(429);
+  expect(again.body.error_code).toBe('over_email_send_rate_limit');
+});
+
 test('shouldCreateUser false: an unknown address gets 422 otp_disabled and nothing is created or sent', async () => {
   const email = uniqueEmail('ghost');
   const { error } = await server.client().auth.signInWithOtp({ email, options: { shouldCreateUser: false } });

@@ -62,6 +62,13 @@ export const otpBody = z.object({
   code_challenge: optionalText,
   code_challenge_method: optionalText,
 });
+/** POST /magiclink: the e-mail half of /otp; anything else in the body is ignored, as GoTrue does. */
+export const magicLinkBody = otpBody.pick({
+  email: true,
+  data: true,
+  code_challenge: true,
+  code_challenge_method: true,
+});
 export const updateUserBody = z.object({
   email: email.optional(),
   password: password.optional(),

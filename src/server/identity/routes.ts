@@ -23,6 +23,7 @@ import {
   GENERATE_LINK_TYPES,
   generateLinkBody,
   inviteBody,
+  magicLinkBody,
   otpBody,
   recoverBody,
   resendBody,
@@ -353,6 +354,22 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
           pkce,
           ...redirectInput(c),
         },
+        requestContext(c, deps.trustProxy),
+      ),
+    );
+  });
+
+  // GoTrue's older entry for e-mail links (what gotrue-js v1's signIn({ email }) called): an /otp
+  // request by e-mail that always signs an unknown address up, under the same e-mail limits.
+  app.post('/magiclink', async (c) => {
+    const input = parseWith(magicLinkBody, await readJsonBody(c.req.raw));
+    if (!input.email) throw authError(422, 'validation_failed', 'Password recovery requires an email');
+    const email = emailSchema.safeParse(input.email);
+    if (!email.success) throw errors.validation('Unable to validate email address: invalid format');
+    const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
+    return c.json(
+      await service.signInWithOtp(
+        { email: email.data, createUser: true, data: input.data ?? {}, pkce, ...redirectInput(c) },
         requestContext(c, deps.trustProxy),
       ),
     );
