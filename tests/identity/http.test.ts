@@ -60,8 +60,21 @@ describe('apikey', () => {
     expect(settings.body).toMatchObject({
       disable_signup: false,
       mailer_autoconfirm: true,
-      external: { email: true },
+      external: { email: true, phone: false, anonymous_users: expect.any(Boolean) },
     });
+    // Every member GoTrue's settings carry, so a client reading one never meets undefined.
+    expect(Object.keys(settings.body).sort()).toEqual(
+      [
+        'disable_signup',
+        'external',
+        'mailer_autoconfirm',
+        'passkeys_enabled',
+        'phone_autoconfirm',
+        'saml_enabled',
+        'saml_private_key_next_configured',
+        'sms_provider',
+      ].sort(),
+    );
   });
 
   test('a served path asked with another method: 405 with Allow, as GoTrue; an unknown path: 404', async () => {

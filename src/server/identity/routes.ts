@@ -265,6 +265,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
       phone_autoconfirm: false,
       sms_provider: '',
       saml_enabled: false,
+      saml_private_key_next_configured: false,
       passkeys_enabled: false,
     }),
   );
