@@ -21,6 +21,7 @@ import { API_SECURITY_HEADERS, CORS_EXPOSED_HEADERS, requestIdFrom, serveOnNode 
 import { databaseUnavailable, isDatabaseUnavailable } from './http/unavailable.js';
 import { createTokenSigner } from './identity/access-tokens.js';
 import { identityRoutes } from './identity/routes.js';
+import { IDENTITY_BASE_PATH } from './identity/unserved.js';
 import { createTokenHandler } from './identity/token-endpoint.js';
 import { IdentityService, identityDepsFrom } from './identity/service.js';
 import type { Logger } from './logger.js';
@@ -175,7 +176,7 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     logger,
   });
   app.route(
-    '/auth/v1',
+    IDENTITY_BASE_PATH,
     identityRoutes({
       tokenHandler,
       service: identity,

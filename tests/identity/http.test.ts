@@ -79,24 +79,48 @@ describe('apikey', () => {
 
   test('a served path asked with another method: 405 with Allow, as GoTrue; an unknown path: 404', async () => {
     for (const [method, path, allow] of [
-      ['POST', '/auth/v1/settings', 'GET, HEAD'],
+      ['POST', '/auth/v1/settings', 'GET'],
       ['DELETE', '/auth/v1/signup', 'POST'],
       ['GET', '/auth/v1/token?grant_type=password', 'POST'],
-      ['PATCH', '/auth/v1/user', 'GET, HEAD, PUT'],
-      ['POST', `/auth/v1/admin/users/${crypto.randomUUID()}`, 'GET, HEAD, PUT, DELETE'],
+      ['PATCH', '/auth/v1/user', 'GET, PUT'],
+      ['POST', `/auth/v1/admin/users/${crypto.randomUUID()}`, 'GET, PUT, DELETE'],
+      // A fixed path is also served by the pattern beside it (DELETE /user/identities/:id).
+      ['POST', '/auth/v1/user/identities/authorize', 'GET, DELETE'],
+      // GoTrue's router does not answer HEAD with GET.
+      ['HEAD', '/auth/v1/settings', 'GET'],
     ] as const) {
       const res = await call(server, method, path);
       expect(res.status, `${method} ${path}`).toBe(405);
       expect(res.text).toBe('');
-      expect(res.headers.get('allow')?.split(', ').sort()).toEqual(allow.split(', ').sort());
+      expect(res.headers.get('allow')?.split(', ').sort(), `${method} ${path}`).toEqual(
+        allow.split(', ').sort(),
+      );
     }
     // The apikey is checked first, as the gateway does before the router.
     expect((await call(server, 'POST', '/auth/v1/settings', { apikey: null })).status).toBe(401);
     const unknown = await call(server, 'GET', '/auth/v1/no-such-endpoint');
     expect(unknown.status).toBe(404);
     expect(unknown.body).toMatchObject({ code: 404, error_code: 'not_found' });
-    // Served methods are unchanged, HEAD included.
-    expect((await call(server, 'HEAD', '/auth/v1/settings')).status).toBe(200);
+    expect((await call(server, 'HEAD', '/auth/v1/no-such-endpoint')).status).toBe(404);
+  });
+
+  test('a HEAD on an e-mail link does not spend it (a link scanner may send one)', async () => {
+    const email = `head-${Date.now()}@example.com`;
+    const admin = server.adminClient().auth.admin;
+    const created = await admin.createUser({ email, email_confirm: true });
+    expect(created.error).toBeNull();
+    const { data, error } = await admin.generateLink({ type: 'magiclink', email });
+    expect(error).toBeNull();
+    const properties = data.properties!;
+    const link = new URL(properties.action_link);
+    const path = `${link.pathname}${link.search}`;
+    const head = await call(server, 'HEAD', path, { apikey: null });
+    expect(head.status).toBe(405);
+    expect(head.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'POST']);
+    const { error: verifyError } = await server
+      .client()
+      .auth.verifyOtp({ token_hash: properties.hashed_token, type: 'magiclink' });
+    expect(verifyError).toBeNull();
   });
 });
 

@@ -166,6 +166,12 @@ test("POST /magiclink, GoTrue's older entry: a known address gets a link, an unk
   const again = await call(server, 'POST', '/auth/v1/magiclink', { body: { email: known } });
   expect(again.status).toBe(429);
   expect(again.body.error_code).toBe('over_email_send_rate_limit');
+  // The slot is the address's, whichever entry took it: /otp first, then /magiclink waits.
+  const other = await confirmedUser();
+  expect((await server.client().auth.signInWithOtp({ email: other })).error).toBeNull();
+  const after = await call(server, 'POST', '/auth/v1/magiclink', { body: { email: other } });
+  expect(after.status).toBe(429);
+  expect(after.body.error_code).toBe('over_email_send_rate_limit');
 });
 
 test('shouldCreateUser false: an unknown address gets 422 otp_disabled and nothing is created or sent', async () => {

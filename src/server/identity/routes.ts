@@ -40,6 +40,7 @@ import type { AuthorizeInput } from './flows/oauth.js';
 import { KNOWN_PROVIDERS } from './oauth/providers.js';
 import type { VerifyInput } from './flows/verify.js';
 import { renderUser } from './users.js';
+import { answerUnserved, refuseHead, ServedMethods } from './unserved.js';
 import type { Logger } from 'pino';
 
 export interface IdentityRouteDeps {
@@ -178,6 +179,9 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   const { service } = deps;
 
   app.onError((error, c) => renderAuthError(authFailure(error, deps.logger, c.req.path)));
+  // Before every route: HEAD is answered 405 on served paths (the table is learned at the end).
+  const served = new ServedMethods();
+  app.use('*', refuseHead(served));
 
   // Public discovery document: no apikey, like the Supabase gateway. Only public members of the
   // ES256/RS256 keys are listed; HS256 keys are secrets and never appear.
@@ -578,28 +582,11 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     return c.json({});
   });
 
-  answerUnservedRequests(app);
+  // What no route above serves: 405 for another method on a served path, else 404.
+  served.learn(app.routes);
+  app.all(
+    '*',
+    answerUnserved(served, () => renderAuthError(new HttpError(404, 'Not found', { code: 'not_found' }))),
+  );
   return app;
-}
-
-/**
- * GoTrue's router answers a path it serves, asked with a method it does not serve for that path,
- * with 405, an empty body and the methods it does serve in `Allow`; an unknown path is a 404 in
- * the auth error shape. Registered after every route, so a served method always reaches its own
- * handler first. (A mounted app's own notFound is never consulted, hence a last route.)
- */
-function answerUnservedRequests(app: Hono<Env>): void {
-  const served = new Map<string, Set<string>>();
-  for (const route of app.routes) {
-    if (route.method === 'ALL') continue; // middleware, not a route
-    const methods = served.get(route.path) ?? new Set<string>();
-    methods.add(route.method);
-    if (route.method === 'GET') methods.add('HEAD'); // answered by the GET handler
-    served.set(route.path, methods);
-  }
-  for (const [path, methods] of served) {
-    const allow = [...methods].join(', ');
-    app.all(path, () => new Response(null, { status: 405, headers: { allow } }));
-  }
-  app.all('*', () => renderAuthError(new HttpError(404, 'Not found', { code: 'not_found' })));
 }
