@@ -6,6 +6,7 @@
 import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { isHttpError } from '@/server/http/errors';
+import { isTokenResponse } from '@/server/identity/flows/context';
 import { fieldErrorsOf } from '@/app/lib/actions';
 import { requestContext } from '@/app/lib/client';
 import { confirmUrl, startEmailFlow } from '@/app/lib/email-links';
@@ -102,7 +103,7 @@ export async function verifySignInCodeAction(_state: SentState, form: FormData):
     const message = isHttpError(error) ? error.message : 'Could not check the code; try again';
     return { sent: true, fieldErrors: { code: message }, values };
   }
-  if (!('access_token' in session)) return { sent: true, error: 'That code cannot sign you in', values };
+  if (!isTokenResponse(session)) return { sent: true, error: 'That code cannot sign you in', values };
   await storeSession(session);
   redirect(safeNext(input.data.next));
 }

@@ -58,7 +58,10 @@ export interface TokenResponse {
   user: Record<string, unknown>;
 }
 
-/** A sign-up answers a session when it signs the person in, else the (possibly obfuscated) user. */
+/**
+ * A flow that may sign the person in (a sign-up, a verified code) answers a session, or else
+ * something that is not one: the user awaiting confirmation, or a message.
+ */
 export function isTokenResponse(answer: TokenResponse | Record<string, unknown>): answer is TokenResponse {
   return typeof answer.access_token === 'string';
 }
