@@ -8,7 +8,7 @@ const TRANSPARENT_HUGE_PAGES = '/sys/kernel/mm/transparent_hugepage/enabled';
 
 /** True when the kernel's setting (e.g. "always madvise [never]") has huge pages switched off. */
 export function hugePagesOff(setting: string): boolean {
-  return /\[never\]/.test(setting);
+  return setting.includes('[never]');
 }
 
 /** Logs a warning for each slow host setting; a host without the file (not Linux) has none. */

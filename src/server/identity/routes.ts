@@ -43,6 +43,9 @@ import { renderUser } from './users.js';
 import { answerUnserved, refuseHead, ServedMethods } from './unserved.js';
 import type { Logger } from 'pino';
 
+/** Where the platform mounts the identity API. */
+export const IDENTITY_BASE_PATH = '/auth/v1';
+
 export interface IdentityRouteDeps {
   service: IdentityService;
   keys: ProjectKeys;
@@ -168,10 +171,11 @@ function banUntil(duration: string | undefined): Date | null | undefined {
   }
 }
 
-function withoutTrailingSlashes(url: string): string {
-  let end = url.length;
-  while (end > 0 && url[end - 1] === '/') end--;
-  return url.slice(0, end);
+/** An e-mail address from a request body, or GoTrue's 400 for one it cannot use. */
+function validEmail(raw: string): string {
+  const parsed = emailSchema.safeParse(raw);
+  if (!parsed.success) throw errors.validation('Unable to validate email address: invalid format');
+  return parsed.data;
 }
 
 export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
@@ -180,7 +184,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.onError((error, c) => renderAuthError(authFailure(error, deps.logger, c.req.path)));
   // Before every route: HEAD is answered 405 on served paths (the table is learned at the end).
-  const served = new ServedMethods();
+  const served = new ServedMethods(IDENTITY_BASE_PATH);
   app.use('*', refuseHead(served));
 
   // Public discovery document: no apikey, like the Supabase gateway. Only public members of the
@@ -194,7 +198,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     c.json(
       {
         issuer: deps.signer.issuer,
-        jwks_uri: `${withoutTrailingSlashes(deps.signer.issuer)}/.well-known/jwks.json`,
+        jwks_uri: `${deps.signer.issuer.replace(/\/+$/, '')}/.well-known/jwks.json`,
       },
       200,
       { 'cache-control': 'public, max-age=600' },
@@ -317,12 +321,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
       type === 'signup' || type === 'email_change'
         ? parsePkceParams(input.code_challenge, input.code_challenge_method)
         : null;
-    let email: string | undefined;
-    if (input.email) {
-      const parsed = emailSchema.safeParse(input.email);
-      if (!parsed.success) throw errors.validation('Unable to validate email address: invalid format');
-      email = parsed.data;
-    }
+    const email = input.email ? validEmail(input.email) : undefined;
     return c.json(
       await service.resend({ type, email, phone: input.phone ?? undefined, pkce, ...redirectInput(c) }),
     );
@@ -331,10 +330,9 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   app.post('/recover', async (c) => {
     const input = parseWith(recoverBody, await readJsonBody(c.req.raw));
     if (!input.email) throw errors.validation('Password recovery requires an email');
-    const email = emailSchema.safeParse(input.email);
-    if (!email.success) throw errors.validation('Unable to validate email address: invalid format');
+    const email = validEmail(input.email);
     const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
-    return c.json(await service.recover({ email: email.data, pkce, ...redirectInput(c) }));
+    return c.json(await service.recover({ email, pkce, ...redirectInput(c) }));
   });
 
   app.post('/otp', async (c) => {
@@ -348,12 +346,10 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
     if (input.phone) throw authError(400, 'phone_provider_disabled', 'Phone logins are disabled');
     if (!input.email) throw errors.validation('One of email or phone must be set');
-    const email = emailSchema.safeParse(input.email);
-    if (!email.success) throw errors.validation('Unable to validate email address: invalid format');
     return c.json(
       await service.signInWithOtp(
         {
-          email: email.data,
+          email: validEmail(input.email),
           createUser: input.create_user ?? true,
           data: input.data ?? {},
           pkce,
@@ -369,12 +365,11 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   app.post('/magiclink', async (c) => {
     const input = parseWith(magicLinkBody, await readJsonBody(c.req.raw));
     if (!input.email) throw authError(422, 'validation_failed', 'Password recovery requires an email');
-    const email = emailSchema.safeParse(input.email);
-    if (!email.success) throw errors.validation('Unable to validate email address: invalid format');
+    const email = validEmail(input.email);
     const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
     return c.json(
       await service.signInWithOtp(
-        { email: email.data, createUser: true, data: input.data ?? {}, pkce, ...redirectInput(c) },
+        { email, createUser: true, data: input.data ?? {}, pkce, ...redirectInput(c) },
         requestContext(c, deps.trustProxy),
       ),
     );
@@ -496,12 +491,10 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     const input = parseWith(generateLinkBody, await readJsonBody(c.req.raw));
     const type = GENERATE_LINK_TYPES.find((t) => t === input.type);
     if (!type) throw errors.validation(`Invalid email action link type requested: ${input.type ?? ''}`);
-    let newEmail: string | null = null;
-    if (type === 'email_change_current' || type === 'email_change_new') {
-      const parsed = emailSchema.safeParse(input.new_email ?? '');
-      if (!parsed.success) throw errors.validation('Unable to validate email address: invalid format');
-      newEmail = parsed.data;
-    }
+    const newEmail =
+      type === 'email_change_current' || type === 'email_change_new'
+        ? validEmail(input.new_email ?? '')
+        : null;
     return c.json(
       await service.adminGenerateLink({
         type,

@@ -2,10 +2,7 @@
 // does: a path it serves, asked with another method, is 405 with an empty body and the methods it
 // does serve in `Allow`; HEAD is one of those methods (GoTrue's router does not answer HEAD with
 // GET, and a HEAD from a link scanner must not spend a one-time link); an unknown path is 404.
-import type { Context, MiddlewareHandler } from 'hono';
-
-/** Where the identity API is mounted; request paths are matched below it. */
-export const IDENTITY_BASE_PATH = '/auth/v1';
+import type { MiddlewareHandler } from 'hono';
 
 interface ServedPattern {
   segments: string[];
@@ -15,6 +12,9 @@ interface ServedPattern {
 /** The methods each route pattern serves, learned from the app's route table once it is complete. */
 export class ServedMethods {
   private patterns: ServedPattern[] = [];
+
+  /** `basePath`: where the app is mounted; its route patterns are matched below it. */
+  constructor(private readonly basePath: string) {}
 
   learn(routes: readonly { method: string; path: string }[]): void {
     const byPath = new Map<string, Set<string>>();
@@ -29,11 +29,14 @@ export class ServedMethods {
   }
 
   /**
-   * The methods served for a request path below the base, from every pattern it matches: a fixed
-   * path such as /user/identities/authorize is also served by /user/identities/:id.
+   * The methods served for a request path (the base is taken off), from every pattern it matches:
+   * a fixed path such as /user/identities/authorize is also served by /user/identities/:id.
    */
-  allowFor(path: string): string[] {
-    const segments = path.split('/');
+  allowFor(requestPath: string): string[] {
+    const below = requestPath.startsWith(this.basePath)
+      ? requestPath.slice(this.basePath.length)
+      : requestPath;
+    const segments = (below || '/').split('/');
     const allowed = new Set<string>();
     for (const pattern of this.patterns) {
       if (pattern.segments.length !== segments.length) continue;
@@ -44,11 +47,6 @@ export class ServedMethods {
     }
     return [...allowed];
   }
-}
-
-function pathBelowBase(c: Context): string {
-  const path = c.req.path;
-  return path.startsWith(IDENTITY_BASE_PATH) ? path.slice(IDENTITY_BASE_PATH.length) || '/' : path;
 }
 
 function methodNotAllowed(allow: string[]): Response {
@@ -62,7 +60,7 @@ function methodNotAllowed(allow: string[]): Response {
 export function refuseHead(served: ServedMethods): MiddlewareHandler {
   return async (c, next) => {
     if (c.req.method === 'HEAD') {
-      const allow = served.allowFor(pathBelowBase(c));
+      const allow = served.allowFor(c.req.path);
       if (allow.length > 0) return methodNotAllowed(allow);
     }
     await next();
@@ -71,8 +69,8 @@ export function refuseHead(served: ServedMethods): MiddlewareHandler {
 
 /** Last in the chain: 405 for a served path asked with another method, else the given 404. */
 export function answerUnserved(served: ServedMethods, notFound: () => Response): MiddlewareHandler {
-  return (c) => {
-    const allow = served.allowFor(pathBelowBase(c));
-    return Promise.resolve(allow.length > 0 ? methodNotAllowed(allow) : notFound());
+  return async (c) => {
+    const allow = served.allowFor(c.req.path);
+    return allow.length > 0 ? methodNotAllowed(allow) : notFound();
   };
 }
