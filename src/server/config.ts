@@ -110,6 +110,8 @@ export interface Config {
   billingPlans: Plan[];
   freePlanSeats: number;
   freePlanProjects: number;
+  /** workspaces one user may own; creating more is refused by the database (written there at start) */
+  maxWorkspacesPerUser: number;
   /** days a past-due workspace keeps full access before domain data turns read-only */
   billingGraceDays: number;
   /** billing is optional: unset = the app runs fully and says billing is not configured */
@@ -285,6 +287,7 @@ const envSchema = z.object({
     .default([]),
   FREE_PLAN_SEATS: positiveInt.default(10),
   FREE_PLAN_PROJECTS: z.coerce.number().int().min(0).default(1000),
+  MAX_WORKSPACES_PER_USER: positiveInt.max(100_000).default(100),
   BILLING_GRACE_DAYS: z.coerce.number().int().min(0).max(365).default(7),
   STRIPE_SECRET_KEY: z
     .string()
@@ -499,6 +502,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     billingPlans: e.BILLING_PLANS,
     freePlanSeats: e.FREE_PLAN_SEATS,
     freePlanProjects: e.FREE_PLAN_PROJECTS,
+    maxWorkspacesPerUser: e.MAX_WORKSPACES_PER_USER,
     billingGraceDays: e.BILLING_GRACE_DAYS,
     stripeSecretKey: e.STRIPE_SECRET_KEY,
     stripeApiBase: e.STRIPE_API_BASE,

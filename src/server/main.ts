@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   };
   const migrations = await migrate(pool);
   logger.info({ applied: migrations.applied, alreadyApplied: migrations.skipped }, 'migrations up to date');
-  await syncAppSettings(pool, { appUrl: config.appUrl });
+  await syncAppSettings(pool, { appUrl: config.appUrl, maxWorkspacesPerUser: config.maxWorkspacesPerUser });
   await syncEntitlements(pool, {
     freeSeats: config.freePlanSeats,
     freeProjects: config.freePlanProjects,

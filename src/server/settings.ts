@@ -1,7 +1,18 @@
-// In charge of the service settings the database itself needs (today: the public base URL, for
-// links in e-mails written by database functions), kept in step with configuration at start-up.
+// In charge of the service settings the database itself needs (the public base URL, for links in
+// e-mails written by database functions; how many workspaces one user may own, checked where
+// workspaces are inserted), kept in step with configuration at start-up.
 import type { Queryable } from './db/pool.js';
 
-export async function syncAppSettings(db: Queryable, settings: { appUrl: string }): Promise<void> {
-  await db.query('update internal.app_settings set app_url = $1', [settings.appUrl]);
+export interface AppSettings {
+  appUrl: string;
+  /** left as it is when not given */
+  maxWorkspacesPerUser?: number;
+}
+
+export async function syncAppSettings(db: Queryable, settings: AppSettings): Promise<void> {
+  await db.query(
+    `update internal.app_settings
+     set app_url = $1, max_workspaces_per_user = coalesce($2::integer, max_workspaces_per_user)`,
+    [settings.appUrl, settings.maxWorkspacesPerUser ?? null],
+  );
 }
