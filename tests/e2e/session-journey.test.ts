@@ -91,3 +91,34 @@ test('a wrong password is shown as such, and nothing is stored', async () => {
   expect((await context.cookies()).filter((c) => c.name.startsWith('sb-'))).toEqual([]);
   await context.close();
 });
+
+test('a session signed out elsewhere, or an account banned, loses the pages at once', async () => {
+  const { default: pg } = await import('pg');
+  const db = new pg.Client({ connectionString: app.env.DATABASE_URL });
+  await db.connect();
+  try {
+    for (const [label, end] of [
+      [
+        'signed-out',
+        'delete from auth.sessions where user_id = (select id from auth.users where email = $1)',
+      ],
+      ['banned', `update auth.users set banned_until = now() + interval '1 day' where email = $1`],
+    ] as const) {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const email = `${label}@example.com`;
+      await page.goto(`${app.url}/sign-up`);
+      await page.fill('input[name=email]', email);
+      await page.fill('input[name=password]', 'correct horse battery');
+      await page.click('button[type=submit]');
+      await page.waitForURL('**/workspaces');
+      // The access token in the cookie is still unexpired; only the database knows it is over.
+      await db.query(end, [email]);
+      await page.goto(`${app.url}/workspaces`);
+      expect(new URL(page.url()).pathname).toBe('/sign-in');
+      await context.close();
+    }
+  } finally {
+    await db.end();
+  }
+});

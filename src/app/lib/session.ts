@@ -79,10 +79,11 @@ async function sessionUser(): Promise<SignedIn | HalfSignedIn | null> {
   } catch {
     return null;
   }
+  const standing = await services().identity.sessionStanding(user.token);
+  // A token outlives its session's sign-out, a ban or a deletion: the database decides.
+  if (standing === 'ended') return null;
   // Whoever set up a second factor passes it before anything else in the app.
-  if (!user.aal2 && (await services().identity.secondStepDue(user.token))) {
-    return { secondStepDue: true, user };
-  }
+  if (standing === 'second-step-due') return { secondStepDue: true, user };
   return user;
 }
 

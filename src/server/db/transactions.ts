@@ -100,6 +100,22 @@ function inTransaction<T>(
   });
 }
 
+/** True when the claims name a user, whose account and session the database must vouch for. */
+function namesUser(claims: Claims): boolean {
+  return typeof claims.sub === 'string' && claims.sub !== '' && claims.role !== 'anon';
+}
+
+/**
+ * The statement that opens a caller's transaction: its settings, then (for a user) the check that
+ * the account and the token's session still stand (migration 0045). A token outlives a sign-out,
+ * a ban or a deletion; this check refuses it at once, on every path that acts for a caller. The
+ * settings are a materialised CTE so they are in place before the check reads the claims.
+ */
+function callerSetupText(settings: string, claims: Claims): string {
+  if (!namesUser(claims)) return settings;
+  return `with settings as materialized (${settings}) select internal.require_active_caller() from settings`;
+}
+
 /**
  * Runs fn in one transaction as the role named by the claims, with request.jwt.claims set so
  * auth.uid(), auth.role() and auth.jwt() answer for the caller. RLS policies then decide.
@@ -120,8 +136,11 @@ export function withRls<T>(
       // transaction (reads over GET) refuses writes, as PostgREST's does. The statement timeout
       // rides in the same round trip and, being local, ends with the transaction.
       await tx.query(
-        `select set_config('request.jwt.claims', $1, true), set_config('role', $2, true),
-                set_config('transaction_read_only', $3, true), set_config('statement_timeout', $4, true)`,
+        callerSetupText(
+          `select set_config('request.jwt.claims', $1, true), set_config('role', $2, true),
+                  set_config('transaction_read_only', $3, true), set_config('statement_timeout', $4, true)`,
+          claims,
+        ),
         [
           JSON.stringify(claims),
           claims.role,
@@ -241,7 +260,10 @@ export async function runStatementsAsCaller(
     ...(options.readOnly ? [['transaction_read_only', 'on'] as [string, string]] : []),
     ...(options.settings ?? []),
   ];
-  const setup: Statement = { text: setConfigText(settings.length), values: settings.flat() };
+  const setup: Statement = {
+    text: callerSetupText(setConfigText(settings.length), claims),
+    values: settings.flat(),
+  };
   const end = options.rollback ? 'rollback' : 'commit';
   // Without an explicit begin, the round trip is one transaction that PostgreSQL commits when it
   // ends; a rollback, or a check before the commit, needs the transaction kept open.

@@ -243,9 +243,12 @@ export class IdentityService {
     return mfa.factorsOf(this.deps, userId);
   }
 
-  /** At aal1 with a verified factor: the web app asks for the second step before anything else. */
-  secondStepDue(claims: AccessTokenClaims): Promise<boolean> {
-    return mfa.secondStepDue(this.deps, claims);
+  /**
+   * The web app's check on every page: the session ended (signed out, banned, deleted), or at
+   * aal1 with a verified factor (the second step comes before anything else), or active.
+   */
+  sessionStanding(claims: AccessTokenClaims): Promise<mfa.SessionStanding> {
+    return mfa.sessionStanding(this.deps, claims);
   }
 
   /** The second step at sign-in with a recovery code instead of the app. */

@@ -399,14 +399,30 @@ export async function regenerateRecoveryCodes(
   });
 }
 
-/** True when the session is at aal1 but the user has a verified factor: the second step is due. */
-export async function secondStepDue(deps: IdentityDeps, claims: AccessTokenClaims): Promise<boolean> {
-  if (claims.aal === 'aal2') return false;
-  const result = await deps.pool.query(
-    `select 1 from auth.mfa_factors where user_id = $1 and status = 'verified' limit 1`,
-    [claims.sub],
+/** Where a signed-in session stands for the web app (sessionStanding). */
+export type SessionStanding = 'active' | 'second-step-due' | 'ended';
+
+/**
+ * Whether the session behind a verified access token may still act, in one round trip: ended when
+ * the database's own rule says the account or the session no longer stands (signed out, banned,
+ * deleted: internal.caller_standing, migration 0045), the second step due when the session is at
+ * aal1 but the user has a verified factor, else active.
+ */
+export async function sessionStanding(
+  deps: IdentityDeps,
+  claims: AccessTokenClaims,
+): Promise<SessionStanding> {
+  const result = await deps.pool.query<{ standing: string; factor: boolean }>(
+    `with claims as materialized (select set_config('request.jwt.claims', $1, true))
+     select internal.caller_standing() as standing,
+            $3::text <> 'aal2' and exists (
+              select 1 from auth.mfa_factors where user_id = $2 and status = 'verified') as factor
+     from claims`,
+    [JSON.stringify({ sub: claims.sub, session_id: claims.session_id }), claims.sub, claims.aal],
   );
-  return (result.rowCount ?? 0) > 0;
+  const row = result.rows[0];
+  if (!row || row.standing !== 'active') return 'ended';
+  return row.factor ? 'second-step-due' : 'active';
 }
 
 /** The user's verified factors and unused recovery codes, for the web app's pages. */
