@@ -140,6 +140,27 @@ describe('eligibility and content', () => {
     expect(weeklyRun.body).toMatchObject({ sent: 1 });
   });
 
+  test('a workspace that requires two-step verification sends its activity only to members with a second factor', async () => {
+    const [author, withFactor, withoutFactor] = await Promise.all(
+      ['mfa-author', 'mfa-with', 'mfa-without'].map((l) => createUser(a.pool, l)),
+    );
+    const ws = await busyWorkspace(author!, [withFactor!, withoutFactor!], 'Vault Co');
+    await a.pool.query('update public.workspaces set require_mfa = true where id = $1', [ws]);
+    await a.pool.query(
+      `insert into auth.mfa_factors (user_id, factor_type, status, secret) values ($1, 'totp', 'verified', 'sealed')`,
+      [withFactor!.id],
+    );
+    await setPreference(withFactor!, 'daily');
+    await setPreference(withoutFactor!, 'daily');
+    await a.pool.query('delete from public.activity_events where workspace_id = $1 and actor_id is null', [
+      ws,
+    ]);
+
+    expect((await trigger(a, 'daily')).body).toEqual({ ok: true, frequency: 'daily', sent: 1 });
+    const sent = await a.pool.query<{ to_address: string }>('select to_address from internal.outbox');
+    expect(sent.rows.map((r) => r.to_address)).toEqual([withFactor!.email]);
+  });
+
   test('one-click unsubscribe turns the digest off; forged tokens change nothing', async () => {
     const [author, reader] = [await createUser(a.pool), await createUser(a.pool)];
     await busyWorkspace(author, [reader], 'Unsub Co', 1);

@@ -157,3 +157,24 @@ test('workspaces without the requirement stay visible at aal1', async () => {
   const other = await workspace(server, plain, 'Open Co');
   expect(await visible(plain.client, other)).toMatchObject({ workspaces: 1, members: 1 });
 });
+
+test('a member at aal1 does not see the profiles of a workspace that requires MFA; with its second factor they do', async () => {
+  const newcomer = await signUp(server, 'newcomer');
+  await server.pool.query(
+    `insert into public.workspace_members (workspace_id, user_id, role) values ($1, $2, 'member')`,
+    [workspaceId, newcomer.id],
+  );
+  await server.pool.query(`update public.profiles set display_name = 'Owner Person' where id = $1`, [
+    owner.id,
+  ]);
+  const hidden = await newcomer.client.from('profiles').select('id, display_name').eq('id', owner.id);
+  expect(hidden.error).toBeNull();
+  expect(hidden.data).toEqual([]);
+  // Their own profile stays theirs to read.
+  const own = await newcomer.client.from('profiles').select('id').eq('id', newcomer.id);
+  expect(own.data).toEqual([{ id: newcomer.id }]);
+
+  await passSecondFactor(newcomer.client);
+  const shown = await newcomer.client.from('profiles').select('id, display_name').eq('id', owner.id);
+  expect(shown.data).toEqual([{ id: owner.id, display_name: 'Owner Person' }]);
+});

@@ -63,6 +63,11 @@ with candidates as (
   select c.id as user_id, e.id, e.workspace_id, e.action, e.subject, e.actor_id, e.created_at
   from candidates c
   join public.workspace_members m on m.user_id = c.id and not (m.workspace_id = any (c.muted))
+  -- A workspace that requires two-step verification shows its activity only to members who have
+  -- a second factor: an e-mail must not tell what the app would hide from them (migration 0031).
+  join public.workspaces wm on wm.id = m.workspace_id
+   and (not wm.require_mfa
+        or exists (select 1 from auth.mfa_factors f where f.user_id = c.id and f.status = 'verified'))
   join public.activity_events e on e.workspace_id = m.workspace_id
    and e.created_at > c.since and e.created_at <= $3
    and e.actor_id is distinct from c.id
