@@ -133,23 +133,62 @@ describe('counts', () => {
     expect(names).toMatchObject({ status: 200, count: 1, data: ['Ann Leckie'] });
   });
 
-  test('planned and estimated counts come from the planner; estimated is exact below the row limit', async () => {
-    // A table never analyzed is estimated from its size on disk, not its 3 rows.
-    const planned = await anon.from('books').select('*', { head: true, count: 'planned' });
+  test('planned and estimated counts come from the planner where every reader sees the same rows', async () => {
+    // staff has no row-level security: a never-analyzed table is estimated from its size on disk.
+    await lib.admin.query(`insert into public.staff (id, name) values (901, 'P1'), (902, 'P2'), (903, 'P3')`);
+    const planned = await anon.from('staff').select('id', { head: true, count: 'planned' });
     expect(planned.error).toBeNull();
     expect(typeof planned.count).toBe('number');
-    const raw = await lib.rest('/books?select=title', { headers: { prefer: 'count=planned' } });
+    const raw = await lib.rest('/staff?select=id', { headers: { prefer: 'count=planned' } });
     const total = Number(raw.headers.get('content-range')!.split('/')[1]);
     expect(total).toBe(planned.count);
-    expect(raw.status).toBe(total > 3 ? 206 : 200);
-    await lib.admin.query('analyze public.books');
-    const analyzed = await anon.from('books').select('*', { head: true, count: 'planned' });
-    expect(analyzed.count).toBe(3);
-
-    const estimated = await anon.from('books').select('title', { count: 'estimated' });
-    expect(estimated).toMatchObject({ status: 200, count: 3 });
     expect(raw.headers.get('preference-applied')).toBe('count=planned');
+    await lib.admin.query('analyze public.staff');
+    const { rows } = await lib.admin.query<{ n: number }>('select count(*)::int as n from public.staff');
+    const analyzed = await anon.from('staff').select('id', { head: true, count: 'planned' });
+    expect(analyzed.count).toBe(rows[0]!.n);
+    const estimated = await anon.from('staff').select('id', { count: 'estimated' });
+    expect(estimated).toMatchObject({ status: 200, count: rows[0]!.n });
   });
+
+  test("under row-level security planned and estimated counts are exact: estimates would describe other readers' rows", async () => {
+    // Rows the anonymous reader cannot see (unpublished) still count in the table's statistics.
+    await lib.admin.query(
+      `insert into public.books (title, author_id, published) select 'Hidden ' || g, $1, false from generate_series(1, 40) g`,
+      [authorId],
+    );
+    try {
+      await expectExactCountsUnderRls();
+    } finally {
+      await lib.admin.query(`delete from public.books where title like 'Hidden %'`);
+    }
+  });
+
+  async function expectExactCountsUnderRls() {
+    await lib.admin.query('analyze public.books');
+    const exact = await anon.from('books').select('*', { head: true, count: 'exact' });
+    const { rows } = await lib.admin.query<{ n: number }>('select count(*)::int as n from public.books');
+    expect(exact.count).toBeLessThan(rows[0]!.n);
+    for (const mode of ['planned', 'estimated'] as const) {
+      const answer = await anon.from('books').select('*', { head: true, count: mode });
+      expect(answer.count).toBe(exact.count);
+      const raw = await lib.rest('/books?select=title', { headers: { prefer: `count=${mode}` } });
+      expect(raw.headers.get('preference-applied')).toBe('count=exact');
+      expect(raw.headers.get('content-range')).toMatch(new RegExp(`/${exact.count}$`));
+      // An embed draws on another table's statistics too: exact as well.
+      const embedded = await lib.rest('/books?select=title,authors!books_author_id_fkey(name)', {
+        headers: { prefer: `count=${mode}` },
+      });
+      expect(embedded.status, JSON.stringify(embedded.json)).toBe(200);
+      expect(embedded.headers.get('preference-applied')).toBe('count=exact');
+    }
+    // The service role reads every row anyway: it gets the planner's estimate.
+    const service = await lib.server
+      .adminClient()
+      .from('books')
+      .select('*', { head: true, count: 'planned' });
+    expect(service.count).toBe(rows[0]!.n);
+  }
 });
 
 describe('Prefer', () => {

@@ -34,6 +34,7 @@ const schema: Schema = {
         primaryKey: ['id'],
         uniqueKeys: [],
         insertable: true,
+        rowSecurity: false,
       },
     ],
   ]),

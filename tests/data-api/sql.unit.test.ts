@@ -20,6 +20,7 @@ function table(name: string, columns: Column[], primaryKey: string[] = ['id']): 
     primaryKey,
     uniqueKeys: [],
     insertable: true,
+    rowSecurity: false,
   };
 }
 

@@ -508,5 +508,13 @@ export function resultTable(fn: DbFunction, schema: Schema): Table {
   for (const { name, type } of fn.returnColumns ?? []) {
     columns.set(name, { name, type, nullable: true, hasDefault: false, defaultExpression: null });
   }
-  return { schema: fn.schema, name: fn.name, columns, primaryKey: [], uniqueKeys: [], insertable: false };
+  return {
+    schema: fn.schema,
+    name: fn.name,
+    columns,
+    primaryKey: [],
+    uniqueKeys: [],
+    insertable: false,
+    rowSecurity: true,
+  };
 }

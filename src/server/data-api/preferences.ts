@@ -89,6 +89,17 @@ function accept(prefer: Preferences, key: PreferenceKey, value: string, policy: 
   return true;
 }
 
+/**
+ * count=planned and count=estimated answered with an exact count. The planner's estimates come
+ * from statistics over every row of a table, whoever may read them: under row-level security
+ * they would tell a tenant how many rows the whole installation holds and its common values.
+ * An exact count runs under the caller's policies and counts only what the caller may see.
+ */
+export function exactCountOnly(prefer: Preferences): Preferences {
+  if (prefer.count !== 'planned' && prefer.count !== 'estimated') return prefer;
+  return { ...prefer, count: 'exact', given: { ...prefer.given, count: 'count=exact' } };
+}
+
 /** A time zone the database does not know: ignored, or under handling=strict refused. */
 export function dropUnknownTimezone(prefer: Preferences): Preferences {
   const token = prefer.given.timezone ?? '';

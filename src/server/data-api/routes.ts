@@ -22,7 +22,7 @@ import { execute, prepare, type Session } from './execute.js';
 import { bodyMediaType, parseCsv } from './media-types.js';
 import { acceptsOpenApi, OPENAPI_MEDIA_TYPE, openApiDocument } from './openapi.js';
 import { readSchemaAccess } from './openapi-access.js';
-import { dropUnknownTimezone } from './preferences.js';
+import { dropUnknownTimezone, exactCountOnly } from './preferences.js';
 import { RawBody } from './rpc.js';
 import { chooseSchema, parseApiRequest, splitPath, type ApiRequest, type RequestPolicy } from './request.js';
 import { PlanCache, type Planned } from './plan-cache.js';
@@ -202,7 +202,12 @@ export function createDataApi(deps: DataApiDeps): { handle(input: ApiInput): Pro
   };
 
   /** Parses and plans the request (and reads its body): everything before the database. */
-  const plan = async (input: ApiInput, profile: string, schema: Schema): Promise<Planned> => {
+  const plan = async (
+    input: ApiInput,
+    profile: string,
+    schema: Schema,
+    estimates: boolean,
+  ): Promise<Planned> => {
     const url = new URL(input.url, 'http://data-api');
     const headers = input.headers;
     const target = splitPath(url.pathname.replace(/^\/rest\/v1/, ''));
@@ -211,6 +216,8 @@ export function createDataApi(deps: DataApiDeps): { handle(input: ApiInput): Pro
     if (!known) schema = (await deps.schemaCache.refreshAfterMiss(profile)) ?? schema;
     // Parse before reading the body, so a malformed URL is refused without reading it.
     let request = parse(schema, input.method, url, headers, policy);
+    // Estimates only where they describe rows every reader sees (exactCountOnly says why).
+    if (!estimates) request = { ...request, prefer: exactCountOnly(request.prefer) };
     let body: unknown;
     if (BODY_METHODS.has(input.method)) body = await readBody(await input.body(), headers);
     let tzNames: Set<string> | null = null;
@@ -243,10 +250,13 @@ export function createDataApi(deps: DataApiDeps): { handle(input: ApiInput): Pro
       const headers = input.headers;
       const profile = chooseSchema(input.method, headers, policy.schemas);
       const schema = await deps.schemaCache.get(profile);
-      const key = PlanCache.key(input);
+      const estimates = role === 'service_role' || estimatesStayInTenant(input.url, schema);
+      const inputKey = PlanCache.key(input);
+      // The plan differs by whether estimates are allowed, so the role class is part of the key.
+      const key = inputKey === null ? null : estimates ? `${inputKey}\nestimates` : inputKey;
       let planned = key === null ? undefined : plans.get(schema, key);
       if (!planned) {
-        planned = await plan(input, profile, schema);
+        planned = await plan(input, profile, schema, estimates);
         if (key !== null) plans.set(schema, key, planned);
       }
       const { request, prepared, tzNames } = planned;
@@ -264,6 +274,27 @@ export function createDataApi(deps: DataApiDeps): { handle(input: ApiInput): Pro
     }
   };
   return { handle };
+}
+
+/**
+ * True when planner estimates for this read describe only rows any reader of the table sees: a
+ * plain table without row-level security, read without embedding others (whose statistics an
+ * estimate with inner joins would also draw on). Anything else is counted exactly for users.
+ */
+function estimatesStayInTenant(url: string, schema: Schema): boolean {
+  const path = pathOf(url).replace(/^\/rest\/v1\/?/, '');
+  const table = /^[^/]+$/.test(path) ? schema.tables.get(safeDecode(path)) : undefined;
+  if (!table || table.rowSecurity) return false;
+  const select = new URL(url, 'http://data-api').searchParams.get('select') ?? '';
+  return !select.includes('(');
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 function pathOf(url: string): string {

@@ -34,6 +34,11 @@ export interface Table {
   primaryKey: string[];
   uniqueKeys: string[][];
   insertable: boolean;
+  /**
+   * its rows may differ by reader: a table with row-level security enabled, or a view (which may
+   * read such tables). Planner estimates over it would describe rows the reader cannot see.
+   */
+  rowSecurity: boolean;
   /** a view: its relationships come from the base tables its columns are read from */
   view?: boolean;
 }
@@ -80,8 +85,9 @@ async function loadAll(pool: Pool, names: readonly string[]): Promise<Map<string
 }
 
 async function load(pool: Pool, nspname: string): Promise<Schema> {
-  const tables = await pool.query<{ name: string; relkind: string }>(
-    `select c.relname as name, c.relkind from pg_class c join pg_namespace n on n.oid = c.relnamespace
+  const tables = await pool.query<{ name: string; relkind: string; row_security: boolean }>(
+    `select c.relname as name, c.relkind, c.relrowsecurity as row_security
+     from pg_class c join pg_namespace n on n.oid = c.relnamespace
      where n.nspname = $1 and c.relkind in ('r', 'p', 'v', 'm', 'f')`,
     [nspname],
   );
@@ -185,6 +191,7 @@ async function load(pool: Pool, nspname: string): Promise<Schema> {
       primaryKey: [],
       uniqueKeys: [],
       insertable: t.relkind === 'r' || t.relkind === 'p' || t.relkind === 'v' || t.relkind === 'f',
+      rowSecurity: t.row_security || t.relkind === 'v',
       ...(t.relkind === 'v' ? { view: true } : {}),
     });
   }
