@@ -75,6 +75,21 @@ describe('statuses', () => {
     );
     expect(stale.status).toBe(401);
     expect(stale.body.error).toBe('signature_expired');
+    // Dated ahead of the clock: it would stay replayable for as long as it is in the future.
+    const future = await post(
+      body,
+      sign(body, server.config.paymentWebhookSecret, Math.floor(Date.now() / 1000) + 3600),
+    );
+    expect(future.status).toBe(401);
+    expect(future.body.error).toBe('signature_expired');
+    // Within the window on either side (clocks differ a little): accepted.
+    const slightlyAhead = envelope('invoice.paid', { id: 'in_ahead' });
+    const aheadBody = JSON.stringify(slightlyAhead);
+    const ahead = await post(
+      aheadBody,
+      sign(aheadBody, server.config.paymentWebhookSecret, Math.floor(Date.now() / 1000) + 60),
+    );
+    expect(ahead.status).toBe(200);
     expect(await storedStatus(event.id)).toBeUndefined();
   });
 

@@ -1,7 +1,7 @@
 // In charge of authenticating payment-provider webhooks: the Stripe-Signature header is checked
-// over the exact raw body with the stripe SDK (HMAC-SHA256, constant-time, 300 s tolerance), then
-// the payload must be a well-formed event. Missing signature or bad payload: 400; failed
-// verification: 401.
+// over the exact raw body with the stripe SDK (HMAC-SHA256, constant-time, 300 s tolerance on
+// either side of this clock), then the payload must be a well-formed event. Missing signature or
+// bad payload: 400; failed verification: 401.
 import Stripe from 'stripe';
 import { z } from 'zod';
 import { HttpError } from '../http/errors.js';
@@ -45,6 +45,15 @@ const MISSING_SIGNATURE = [
   /No signatures found with expected scheme/i,
 ];
 
+/** The t= of a Stripe-Signature header the SDK accepted (it refuses a header without one). */
+function signedAt(header: string): number {
+  for (const part of header.split(',')) {
+    const [key, value] = part.split('=', 2);
+    if (key?.trim() === 't') return Number.parseInt(value ?? '', 10);
+  }
+  return Number.NaN;
+}
+
 export function verifyWebhook(
   rawBody: Uint8Array,
   signatureHeader: string | null,
@@ -75,6 +84,13 @@ export function verifyWebhook(
     }
     // The signature matched but the body is not JSON.
     throw badRequest('invalid_payload', 'Webhook payload is not valid JSON');
+  }
+  // The SDK bounds only a signature's age; one dated ahead of this clock would stay replayable
+  // for as long as it is in the future. Both sides of the window are bounded.
+  if (signedAt(signatureHeader) - Math.floor(Date.now() / 1000) > SIGNATURE_TOLERANCE_SECONDS) {
+    throw new HttpError(401, 'Webhook timestamp is outside the tolerance window', {
+      code: 'signature_expired',
+    });
   }
   const event = eventShape.safeParse(parsed);
   if (!event.success) {
