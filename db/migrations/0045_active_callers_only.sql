@@ -1,4 +1,4 @@
--- Only a live account with a live session acts (docs/decisions/0041).
+-- Only a live account with a live session acts (docs/decisions/0045).
 --
 -- An access token outlives what it was issued for: it stays valid until it expires (an hour by
 -- default) after its session is signed out, its user banned or soft-deleted. Until now the
