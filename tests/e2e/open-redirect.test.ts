@@ -53,11 +53,24 @@ function renewedCookies(res: Response): string {
 
 test('/session/refresh never redirects off the app, signed in or not', async () => {
   let cookie = cookieHeader(await apiSession('refresh-next@example.com'));
+  const refresh = (next: string, headers: Record<string, string>) =>
+    fetch(`${suite.app.url}/session/refresh`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { origin: suite.app.url, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: `next=${next}`,
+    });
   for (const next of HOSTILE_NEXT) {
-    const res = await fetch(`${suite.app.url}/session/refresh?next=${next}`, {
+    // The GET (where pages send an expiring session) only answers a form that posts itself, to
+    // the safe target.
+    const page = await fetch(`${suite.app.url}/session/refresh?next=${next}`, {
       redirect: 'manual',
       headers: { cookie },
     });
+    expect(page.status, next).toBe(200);
+    expect(await page.text(), next).toContain('<input type="hidden" name="next" value="/workspaces">');
+
+    const res = await refresh(next, { cookie });
     expect(res.status, next).toBe(303);
     const location = new URL(res.headers.get('location')!, suite.app.url);
     expect(location.origin, next).toBe(suite.app.url);
@@ -67,20 +80,21 @@ test('/session/refresh never redirects off the app, signed in or not', async () 
   }
 
   // A local path is still honoured.
-  const ok = await fetch(`${suite.app.url}/session/refresh?next=%2Fsettings%2Fprofile`, {
-    redirect: 'manual',
-    headers: { cookie },
-  });
+  const ok = await refresh('%2Fsettings%2Fprofile', { cookie });
   expect(new URL(ok.headers.get('location')!).pathname).toBe('/settings/profile');
 
   // Signed out: sent to sign in, carrying only the safe target.
   for (const next of HOSTILE_NEXT) {
-    const res = await fetch(`${suite.app.url}/session/refresh?next=${next}`, { redirect: 'manual' });
-    expect(res.status, next).toBe(303);
-    const location = new URL(res.headers.get('location')!);
-    expect(location.origin, next).toBe(suite.app.url);
-    expect(location.pathname, next).toBe('/sign-in');
-    expect(location.searchParams.get('next'), next).toBe('/workspaces');
+    for (const res of [
+      await fetch(`${suite.app.url}/session/refresh?next=${next}`, { redirect: 'manual' }),
+      await refresh(next, {}),
+    ]) {
+      expect(res.status, next).toBe(303);
+      const location = new URL(res.headers.get('location')!);
+      expect(location.origin, next).toBe(suite.app.url);
+      expect(location.pathname, next).toBe('/sign-in');
+      expect(location.searchParams.get('next'), next).toBe('/workspaces');
+    }
   }
 });
 
