@@ -17,7 +17,19 @@ begin
   end loop;
 end
 $$;
-alter role service_role bypassrls;
+-- The service role bypasses row-level security (the operator's own back end). Changing the
+-- attribute takes a superuser on PostgreSQL 15 (and BYPASSRLS plus ADMIN on the role from 16), so
+-- it is changed only when it is not already right; when the connected role cannot change it, the
+-- service names the one statement an administrator runs (src/server/db/preflight.ts).
+do $$
+begin
+  if not (select rolbypassrls from pg_roles where rolname = 'service_role') then
+    alter role service_role bypassrls;
+  end if;
+exception when insufficient_privilege then
+  raise warning 'service_role needs BYPASSRLS: run once as an administrator: alter role service_role bypassrls';
+end
+$$;
 
 -- The application's login role must be able to SET ROLE to each request role.
 do $$
@@ -31,6 +43,8 @@ $$;
 -- Nothing reaches the public schema by default; each exposed table grants what it needs.
 revoke create on schema public from public;
 grant usage on schema public to anon, authenticated, service_role;
+-- The operations in public are owned by service_role too (see internal below for why).
+grant create on schema public to service_role;
 
 create schema if not exists auth;
 grant usage on schema auth to anon, authenticated, service_role;
@@ -38,6 +52,9 @@ grant usage on schema auth to anon, authenticated, service_role;
 -- Internal bookkeeping (rate limits, migrations, later the outbox and ledgers) is invisible to clients.
 create schema if not exists internal;
 revoke all on schema internal from public;
+-- Security-definer helpers are owned by service_role, never by the installing role; a role that
+-- is not a superuser can hand a function to an owner only when that owner may create in its schema.
+grant create on schema internal to service_role;
 
 create or replace function auth.jwt() returns jsonb
 language sql stable

@@ -67,7 +67,7 @@ begin
   end;
   raise sqlstate 'PGRST' using
     message = json_build_object('code', 'PGRST303', 'message', message,
-                                'details', 'session ' || standing, 'hint', null)::text,
+                                'details', standing, 'hint', null)::text,
     detail = json_build_object('status', 401, 'headers', json_build_object(
       'WWW-Authenticate', 'Bearer error="invalid_token", error_description="' || message || '"'))::text;
 end

@@ -7,6 +7,7 @@ import { syncEntitlements } from './billing/entitlements.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import { DatabaseSetupError } from './db/preflight.js';
 import { createPool, poolOptionsFrom } from './db/pool.js';
 import { createLogger } from './logger.js';
 import { createPlatform, isPlatformPath } from './platform.js';
@@ -182,7 +183,9 @@ async function main(): Promise<void> {
 }
 
 main().catch(async (error: unknown) => {
-  process.stderr.write(`tenantry: failed to start: ${(error as Error).stack ?? String(error)}\n`);
+  // A database the connected role cannot set up is the operator's to settle: the message says how.
+  const told = error instanceof DatabaseSetupError ? error.message : undefined;
+  process.stderr.write(`tenantry: failed to start: ${told ?? (error as Error).stack ?? String(error)}\n`);
   await releaseDatabase?.().catch(() => undefined);
   process.exit(1);
 });

@@ -27,7 +27,11 @@ test('concurrent migration runs are serialised', async () => {
 });
 
 test('withRls sets the role and claims for the transaction only', async () => {
-  const sub = crypto.randomUUID();
+  // The user must exist: a transaction for a user first checks that the account still stands.
+  const created = await pool.query<{ id: string }>(
+    `insert into auth.users (email) values ('withrls-' || gen_random_uuid() || '@example.com') returning id`,
+  );
+  const sub = created.rows[0]!.id;
   const claims: Claims = { role: 'authenticated', sub, email: 'a@example.com' };
   const seen = await withRls(pool, claims, async (tx) => {
     const r = await tx.query<{ uid: string; role: string; current: string; email: string }>(
