@@ -35,6 +35,8 @@ export async function startBenchServer(
     // One caller may run as many data-API requests at once as the load generator sends (the
     // fair share per caller, 4 by default, would otherwise be what the list benchmark measures).
     DATA_API_CALLER_CONCURRENCY: '1000',
+    // Every load generator connects from one address, which would otherwise share 8.
+    DATA_API_ADDRESS_CONCURRENCY: '1000',
   };
   for (const [name, value] of Object.entries(extraEnv)) {
     if (value === null) delete env[name];

@@ -118,6 +118,8 @@ export interface Config {
   stripeSecretKey: string | undefined;
   stripeApiBase: string | undefined;
   database: DatabaseLimits;
+  http: HttpLimits;
+  web: WebLimits;
   dataApi: DataApiLimits & DataApiExposure;
   /** sign-in with OAuth/OIDC providers: the enabled EXTERNAL_<PROVIDER>_* ones */
   oauthProviders: OAuthProvider[];
@@ -159,6 +161,30 @@ export interface DatabaseLimits {
   idleInTransactionTimeoutMs: number;
 }
 
+/** What the one HTTP server lets clients hold: connections, and how long each may take. */
+export interface HttpLimits {
+  /** open connections over all clients; more are closed as they arrive */
+  maxConnections: number;
+  /** open connections from one address (an IPv6 /64); more are closed as they arrive */
+  maxConnectionsPerAddress: number;
+  /** a request's headers must have arrived this long after it began (408 otherwise) */
+  headersTimeoutMs: number;
+  /** a whole request, body included, must have arrived this long after it began */
+  requestTimeoutMs: number;
+  /** a kept-alive connection waits this long for its next request */
+  keepAliveTimeoutMs: number;
+  /** a connection on which nothing moves for this long is closed, whatever it is doing */
+  idleTimeoutMs: number;
+}
+
+/** Page requests' fair turns (everything handed to the web app). */
+export interface WebLimits {
+  /** page requests one caller (signed-in user, or address when anonymous) runs at once */
+  callerConcurrency: number;
+  /** page requests all the callers of one address run at once */
+  addressConcurrency: number;
+}
+
 /** What one data-API request may cost: rows, bytes, filter inputs, connections held at once. */
 export interface DataApiLimits {
   /** rows per response and per embedded array (PostgREST's db-max-rows) */
@@ -167,6 +193,8 @@ export interface DataApiLimits {
   maxResponseBytes: number;
   /** requests one caller (user, or address when anonymous) runs at once; the rest wait their turn */
   callerConcurrency: number;
+  /** requests all the callers of one address (an IPv6 /64) run at once, however many accounts */
+  addressConcurrency: number;
   /** characters in one like/ilike pattern */
   maxPatternLength: number;
   /** conditions in one request's filters, counting every term of or/and trees */
@@ -312,6 +340,15 @@ const envSchema = z.object({
   DATA_API_MAX_ROWS: positiveInt.max(1_000_000).default(1000),
   DATA_API_MAX_RESPONSE_BYTES: positiveInt.max(256 * 1024 * 1024).default(16 * 1024 * 1024),
   DATA_API_CALLER_CONCURRENCY: positiveInt.max(1000).default(4),
+  DATA_API_ADDRESS_CONCURRENCY: positiveInt.max(1000).default(8),
+  WEB_CALLER_CONCURRENCY: positiveInt.max(1000).default(4),
+  WEB_ADDRESS_CONCURRENCY: positiveInt.max(1000).default(12),
+  HTTP_MAX_CONNECTIONS: positiveInt.max(1_000_000).default(4096),
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: positiveInt.max(1_000_000).optional(),
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt.min(100).max(600_000).default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt.min(100).max(3_600_000).default(30_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.min(100).max(600_000).default(5_000),
+  HTTP_IDLE_TIMEOUT_MS: positiveInt.min(100).max(3_600_000).default(60_000),
   DATA_API_MAX_PATTERN_LENGTH: positiveInt.max(100_000).default(256),
   DATA_API_MAX_FILTER_TERMS: positiveInt.max(10_000).default(64),
   DATA_API_SCHEMAS: z
@@ -426,6 +463,11 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       'Invalid configuration: JWT_SECRET_ACCEPTED: JWT_SECRET signs every token until JWT_KEYS is set',
     );
   }
+  if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError(
+      'Invalid configuration: HTTP_HEADERS_TIMEOUT_MS: may not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)',
+    );
+  }
   if (secrets.PROJECT_API_KEY === secrets.SERVICE_ROLE_KEY) {
     throw new ConfigError('PROJECT_API_KEY and SERVICE_ROLE_KEY must differ');
   }
@@ -511,10 +553,27 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       statementTimeoutMs: e.STATEMENT_TIMEOUT_MS,
       idleInTransactionTimeoutMs: e.IDLE_IN_TRANSACTION_TIMEOUT_MS,
     },
+    http: {
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+      // Behind a trusted proxy every connection comes from the proxy: one address is everyone.
+      maxConnectionsPerAddress: Math.min(
+        e.HTTP_MAX_CONNECTIONS,
+        e.HTTP_MAX_CONNECTIONS_PER_ADDRESS ?? (e.TRUST_PROXY ? e.HTTP_MAX_CONNECTIONS : 256),
+      ),
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      idleTimeoutMs: e.HTTP_IDLE_TIMEOUT_MS,
+    },
+    web: {
+      callerConcurrency: e.WEB_CALLER_CONCURRENCY,
+      addressConcurrency: e.WEB_ADDRESS_CONCURRENCY,
+    },
     dataApi: {
       maxRows: e.DATA_API_MAX_ROWS,
       maxResponseBytes: e.DATA_API_MAX_RESPONSE_BYTES,
       callerConcurrency: e.DATA_API_CALLER_CONCURRENCY,
+      addressConcurrency: e.DATA_API_ADDRESS_CONCURRENCY,
       maxPatternLength: e.DATA_API_MAX_PATTERN_LENGTH,
       maxFilterTerms: e.DATA_API_MAX_FILTER_TERMS,
       schemas: e.DATA_API_SCHEMAS,

@@ -9,7 +9,7 @@ import { Hono } from 'hono';
 import type { DataApiExposure, DataApiLimits } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { Claims } from '../db/transactions.js';
-import { clientAddress } from '../http/client-address.js';
+import { addressGroup, clientAddress } from '../http/client-address.js';
 import { FairGate } from '../http/fair-gate.js';
 import { HttpError, isHttpError } from '../http/errors.js';
 import type { HeaderReader } from '../http/headers.js';
@@ -144,10 +144,16 @@ export function createDataApi(deps: DataApiDeps): { handle(input: ApiInput): Pro
   const gate = new FairGate({
     capacity: deps.connections,
     perCaller: deps.limits.callerConcurrency,
+    perAddress: deps.limits.addressConcurrency,
     maxWaitingPerCaller: MAX_WAITING_PER_CALLER,
     maxWaitMs: MAX_WAIT_MS,
   });
   const plans = new PlanCache();
+  /** Runs fn in the caller's turn, within the share of the address it comes from. */
+  const turn = <T>(claims: Claims, headers: HeaderReader, input: ApiInput, fn: () => Promise<T>) => {
+    const address = clientAddress(headers, input.incoming, deps.trustProxy);
+    return gate.run(callerKey(claims, address), fn, addressGroup(address));
+  };
 
   const callerOf = (headers: HeaderReader) =>
     resolveCaller(headers, deps.keys, deps.signer).catch((error: unknown) => {
@@ -171,10 +177,7 @@ export function createDataApi(deps: DataApiDeps): { handle(input: ApiInput): Pro
       const claims = caller.claims as Claims;
       const schema = await deps.schemaCache.get();
       const read = () => readSchemaAccess(deps.pool, claims, EXPOSED_SCHEMA);
-      const access =
-        claims.role === 'service_role'
-          ? await read()
-          : await gate.run(callerKey(claims, clientAddress(headers, input.incoming, deps.trustProxy)), read);
+      const access = claims.role === 'service_role' ? await read() : await turn(claims, headers, input, read);
       const document = openApiDocument({ schema, schemaName: EXPOSED_SCHEMA, access, baseUrl: deps.appUrl });
       return {
         status: 200,
@@ -264,10 +267,7 @@ export function createDataApi(deps: DataApiDeps): { handle(input: ApiInput): Pro
       const session = sessionFor(request, exposure.txEnd, tzNames);
       const run = () => execute(deps.pool, claims, prepared, session);
       // The service role is the operator's own back end: trusted, and not queued behind users.
-      const result =
-        claims.role === 'service_role'
-          ? await run()
-          : await gate.run(callerKey(claims, clientAddress(headers, input.incoming, deps.trustProxy)), run);
+      const result = claims.role === 'service_role' ? await run() : await turn(claims, headers, input, run);
       return respond(request, prepared.shape, result);
     } catch (error) {
       return fail(error, role, pathOf(input.url), input.method);

@@ -25,3 +25,22 @@ export function ipAddress(value: string | null | undefined): string | null {
   const unmapped = address.toLowerCase().startsWith('::ffff:') ? address.slice(7) : address;
   return isIP(unmapped) ? unmapped : address;
 }
+
+/**
+ * What per-address shares count by: an IPv4 address itself, an IPv6 address's /64 network. One
+ * IPv6 subscriber is handed a whole /64, so counting single IPv6 addresses would let one client
+ * appear as billions.
+ */
+export function addressGroup(address: string | null): string | null {
+  if (address === null || isIP(address) !== 6) return address;
+  const [head = '', tail = ''] = address.toLowerCase().split('::');
+  const headGroups = head === '' ? [] : head.split(':');
+  const tailGroups = tail === '' ? [] : tail.split(':');
+  const missing = 8 - headGroups.length - tailGroups.length;
+  // Only the first four groups count, and an embedded IPv4 tail sits in the last two.
+  const groups = address.includes('::')
+    ? [...headGroups, ...Array<string>(Math.max(0, missing)).fill('0'), ...tailGroups]
+    : headGroups;
+  const network = groups.slice(0, 4).map((group) => parseInt(group, 16).toString(16));
+  return `${network.join(':')}::/64`;
+}

@@ -4,7 +4,9 @@
 // one whose requests have proven fast may use spare capacity beyond that (a busy single-user back
 // end is not throttled), but never the last `perCaller` slots. One whose requests are slow (now or
 // recently) runs one at a time while other callers are using the gate: slow statements hold the
-// database's cores, and a few of them at once crowd out everyone's short requests. State is per
+// database's cores, and a few of them at once crowd out everyone's short requests. Callers may also
+// share an address: all of an address's callers together run at most `perAddress` requests, so
+// many accounts signed in from one place cannot hold every slot between them. State is per
 // process on purpose: it decides who waits, never whether something is allowed.
 import { HttpError } from './errors.js';
 
@@ -13,6 +15,10 @@ export interface FairGateOptions {
   capacity: number;
   /** requests one caller runs at once */
   perCaller: number;
+  /** requests all the callers of one address run at once (unbounded when absent) */
+  perAddress?: number;
+  /** the setting that sets perCaller, named in the refusal when a caller asks too much at once */
+  perCallerSetting?: string;
   /** requests one caller may have waiting; beyond that it is refused at once */
   maxWaitingPerCaller: number;
   /** how long a request may wait for its turn */
@@ -47,6 +53,7 @@ interface History {
 interface Waiter {
   start: () => void;
   timer: NodeJS.Timeout;
+  address: string | null;
 }
 
 interface CallerState {
@@ -59,6 +66,8 @@ interface CallerState {
 export class FairGate {
   private running = 0;
   private readonly callers = new Map<string, CallerState>();
+  /** requests running per address (only addresses with one running) */
+  private readonly addresses = new Map<string, number>();
   /** callers with someone waiting, in the order they get their next turn */
   private readonly turns: string[] = [];
   private readonly history = new Map<string, History>();
@@ -76,9 +85,12 @@ export class FairGate {
     this.othersRecentMs = options.othersRecentMs ?? DEFAULT_OTHERS_RECENT_MS;
   }
 
-  /** Runs fn when `caller` has a turn; refuses with 429 or 504 when it cannot get one in time. */
-  async run<T>(caller: string, fn: () => Promise<T>): Promise<T> {
-    await this.enter(caller);
+  /**
+   * Runs fn when `caller` has a turn and its `address` is within its share; refuses with 429 or
+   * 504 when it cannot get one in time. Without an address only the caller's own share applies.
+   */
+  async run<T>(caller: string, fn: () => Promise<T>, address: string | null = null): Promise<T> {
+    await this.enter(caller, address);
     const started = performance.now();
     this.noteStart(caller, started);
     const state = this.state(caller);
@@ -88,7 +100,7 @@ export class FairGate {
     } finally {
       state.started.splice(state.started.indexOf(started), 1);
       this.record(caller, performance.now() - started);
-      this.leave(caller);
+      this.leave(caller, address);
     }
   }
 
@@ -105,9 +117,13 @@ export class FairGate {
     return state;
   }
 
-  private canStart(caller: string, state: CallerState): boolean {
-    const { capacity, perCaller } = this.options;
+  private canStart(caller: string, state: CallerState, address: string | null): boolean {
+    const { capacity, perCaller, perAddress } = this.options;
     if (this.running >= capacity) return false;
+    // Strict, whatever its callers have proven: the address's share is what others are owed.
+    if (address !== null && perAddress !== undefined && (this.addresses.get(address) ?? 0) >= perAddress) {
+      return false;
+    }
     // Measured on two cores: four self-embeds at once cut a neighbour's reads to 2% of their
     // rate; one at a time left them whole. Alone, a slow caller keeps its whole share.
     if (state.running >= 1 && this.isSlow(caller, state) && this.othersActive(caller)) return false;
@@ -159,11 +175,10 @@ export class FairGate {
     if (this.history.size > MAX_REMEMBERED) this.history.delete(this.history.keys().next().value!);
   }
 
-  private enter(caller: string): Promise<void> {
+  private enter(caller: string, address: string | null): Promise<void> {
     const state = this.state(caller);
-    if (state.waiting.length === 0 && this.canStart(caller, state)) {
-      this.running += 1;
-      state.running += 1;
+    if (state.waiting.length === 0 && this.canStart(caller, state, address)) {
+      this.occupy(state, address);
       return Promise.resolve();
     }
     if (state.waiting.length >= this.options.maxWaitingPerCaller) {
@@ -171,7 +186,7 @@ export class FairGate {
       return Promise.reject(
         new HttpError(429, 'Too many requests at once from this caller; retry shortly', {
           code: 'TNTRY429',
-          details: `DATA_API_CALLER_CONCURRENCY lets ${this.options.perCaller} requests run at once per caller`,
+          details: `${this.options.perCallerSetting ?? 'DATA_API_CALLER_CONCURRENCY'} lets ${this.options.perCaller} requests run at once per caller`,
           headers: { 'Retry-After': '1' },
         }),
       );
@@ -182,6 +197,7 @@ export class FairGate {
           clearTimeout(waiter.timer);
           resolve();
         },
+        address,
         timer: setTimeout(() => {
           const index = state.waiting.indexOf(waiter);
           if (index >= 0) state.waiting.splice(index, 1);
@@ -200,10 +216,21 @@ export class FairGate {
     });
   }
 
-  private leave(caller: string): void {
+  private occupy(state: CallerState, address: string | null): void {
+    this.running += 1;
+    state.running += 1;
+    if (address !== null) this.addresses.set(address, (this.addresses.get(address) ?? 0) + 1);
+  }
+
+  private leave(caller: string, address: string | null): void {
     const state = this.state(caller);
     this.running -= 1;
     state.running -= 1;
+    if (address !== null) {
+      const running = (this.addresses.get(address) ?? 1) - 1;
+      if (running > 0) this.addresses.set(address, running);
+      else this.addresses.delete(address);
+    }
     this.dispatch();
     this.forget(caller, this.state(caller));
   }
@@ -214,16 +241,15 @@ export class FairGate {
     while (this.running < this.options.capacity && this.turns.length > 0 && skipped < this.turns.length) {
       const caller = this.turns.shift()!;
       const state = this.state(caller);
-      if (!this.canStart(caller, state)) {
-        // This caller is at its own limit: it keeps its place for when one of its requests ends.
+      if (!this.canStart(caller, state, state.waiting[0]!.address)) {
+        // This caller (or its address) is at its limit: it keeps its place for when a request ends.
         this.turns.push(caller);
         skipped += 1;
         continue;
       }
       skipped = 0;
       const waiter = state.waiting.shift()!;
-      this.running += 1;
-      state.running += 1;
+      this.occupy(state, waiter.address);
       if (state.waiting.length > 0) this.turns.push(caller);
       waiter.start();
     }
