@@ -11,6 +11,7 @@ import { requestContext } from '@/app/lib/client';
 import { confirmUrl, startEmailFlow } from '@/app/lib/email-links';
 import { flash } from '@/app/lib/flash';
 import { submittedValues, type FormState } from '@/app/lib/form-state';
+import { MUTE_PAGE_SIZE } from '@/app/lib/queries/workspaces';
 import { isHttpError } from '@/server/http/errors';
 import { currentUser, services, storeSession } from '@/app/lib/session';
 
@@ -136,14 +137,28 @@ export async function changeEmailAction(_state: FormState, form: FormData): Prom
   redirect('/settings/profile');
 }
 
+/**
+ * Saves the digest frequency and, for the workspaces the page showed (`shown`: the settings list
+ * them a page at a time), which are left out of the digest; workspaces on other pages keep their
+ * setting.
+ */
 export async function updateNotificationsAction(_state: FormState, form: FormData): Promise<FormState> {
+  const stale = 'This page is out of date; reload it and try again';
+  const ids = z.array(z.uuid({ error: stale })).max(MUTE_PAGE_SIZE, { error: stale });
   const schema = z.object({
     digest_frequency: z.enum(['off', 'daily', 'weekly'], { error: 'Choose how often' }),
-    muted: z.array(z.uuid({ error: 'This page is out of date; reload it and try again' })),
+    muted: ids,
+    shown: ids,
   });
-  const fields = { digest_frequency: form.get('digest_frequency'), muted: form.getAll('muted').map(String) };
+  const fields = {
+    digest_frequency: form.get('digest_frequency'),
+    muted: form.getAll('muted').map(String),
+    shown: form.getAll('shown').map(String),
+  };
   const input = schema.safeParse(fields);
   if (!input.success) return { fieldErrors: fieldErrorsOf(input.error), values: submittedValues(form) };
+  const { shown } = input.data;
+  const muted = input.data.muted.filter((id) => shown.includes(id));
   const clean = new FormData();
   clean.set('digest_frequency', input.data.digest_frequency);
   return runForm(
@@ -152,8 +167,13 @@ export async function updateNotificationsAction(_state: FormState, form: FormDat
     z.object({ digest_frequency: schema.shape.digest_frequency }),
     async (tx, i) => {
       await tx.query(
-        'update public.notification_preferences set digest_frequency = $1, muted_workspace_ids = $2 where user_id = auth.uid()',
-        [i.digest_frequency, input.data.muted],
+        `update public.notification_preferences
+         set digest_frequency = $1,
+             muted_workspace_ids = array(
+               select x from unnest(muted_workspace_ids) x where x <> all($2::uuid[])
+               union select unnest($3::uuid[]))
+         where user_id = auth.uid()`,
+        [i.digest_frequency, shown, muted],
       );
       return { notice: 'Preferences saved' };
     },

@@ -11,7 +11,7 @@ import { WorkspaceSwitcher } from '@/app/components/workspace-switcher';
 import { WorkspaceTabs } from '@/app/components/workspace-tabs';
 import { ThemeToggle } from '@/app/components/theme-toggle';
 import { myProfile } from '@/app/lib/queries/profile';
-import { myWorkspaces, type WorkspaceAccess } from '@/app/lib/queries/workspaces';
+import { switcherWorkspaces, type WorkspaceAccess } from '@/app/lib/queries/workspaces';
 import type { SignedIn } from '@/app/lib/session';
 import { chosenTheme } from '@/app/lib/theme';
 import { PastDueBanner } from '@/app/components/past-due-banner';
@@ -26,7 +26,10 @@ export async function AppShell({
   children: ReactNode;
 }) {
   const theme = await chosenTheme();
-  const [profile, workspaces] = user ? await Promise.all([myProfile(user), myWorkspaces(user)]) : [null, []];
+  // The switcher is on every page: it gets the first few workspaces, never the whole list.
+  const [profile, switcher] = user
+    ? await Promise.all([myProfile(user), switcherWorkspaces(user)])
+    : [null, { items: [], more: false }];
   const menuUser: MenuUser | null =
     user && profile
       ? {
@@ -36,7 +39,7 @@ export async function AppShell({
           avatarUrl: profile.avatarUrl,
         }
       : null;
-  const switchable = workspaces.map((w) => ({ slug: w.slug, name: w.name, role: w.role }));
+  const switchable = switcher.items;
   const current = workspace
     ? { slug: workspace.slug, name: workspace.name, role: workspace.role }
     : undefined;
@@ -56,7 +59,7 @@ export async function AppShell({
               <span aria-hidden="true" className="text-lg text-border select-none">
                 /
               </span>
-              <WorkspaceSwitcher workspaces={switchable} current={current} />
+              <WorkspaceSwitcher workspaces={switchable} more={switcher.more} current={current} />
             </>
           ) : null}
           <div className="ml-auto flex items-center gap-1">
@@ -65,7 +68,13 @@ export async function AppShell({
                 <div className="hidden md:block">
                   <UserMenu user={menuUser} theme={theme} />
                 </div>
-                <MobileNav user={menuUser} theme={theme} workspaces={switchable} current={current} />
+                <MobileNav
+                  user={menuUser}
+                  theme={theme}
+                  workspaces={switchable}
+                  more={switcher.more}
+                  current={current}
+                />
               </>
             ) : (
               <>

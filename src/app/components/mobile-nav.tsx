@@ -1,7 +1,8 @@
 'use client';
-// The navigation on phones: one menu button opens a panel with the workspace's pages, the
-// workspaces, the account pages, the theme and sign out; every target is at least 44 px tall.
-import { Bell, LayoutGrid, LogOut, Menu, ShieldCheck, UserRound } from 'lucide-react';
+// The navigation on phones: one menu button opens a panel with the workspace's pages, the first
+// few workspaces (the rest on /workspaces), the account pages, the theme and sign out; every
+// target is at least 44 px tall.
+import { Bell, LayoutGrid, LogOut, Menu, Search, ShieldCheck, UserRound } from 'lucide-react';
 import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import { useState } from 'react';
@@ -29,11 +30,14 @@ export function MobileNav({
   user,
   theme: initialTheme,
   workspaces,
+  more = false,
   current,
 }: {
   user: MenuUser;
   theme: Theme;
   workspaces: SwitcherWorkspace[];
+  /** the user has more workspaces than these */
+  more?: boolean;
   current?: SwitcherWorkspace;
 }) {
   const [open, setOpen] = useState(false);
@@ -86,6 +90,12 @@ export function MobileNav({
                 <span className="truncate">{w.name}</span>
               </Link>
             ))}
+            {more ? (
+              <Link href="/workspaces#find-workspace" onClick={close} className={rowClass}>
+                <Search aria-hidden="true" />
+                Find a workspace…
+              </Link>
+            ) : null}
             <Link href="/workspaces" onClick={close} className={rowClass}>
               <LayoutGrid aria-hidden="true" />
               All workspaces

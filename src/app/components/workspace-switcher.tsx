@@ -1,7 +1,9 @@
 'use client';
 // The header's workspace switcher: the current workspace, and a menu (keyboard accessible:
-// arrows, Enter, Escape, type-ahead) of the others and "New workspace".
-import { Check, ChevronsUpDown, LayoutGrid, Plus } from 'lucide-react';
+// arrows, Enter, Escape, type-ahead) of the first few workspaces by name, "All workspaces" (where
+// every one of them can be searched and paged) and "New workspace". The menu is rendered on every
+// page, so it never lists more than the server sends (SWITCHER_SIZE).
+import { Check, ChevronsUpDown, LayoutGrid, Plus, Search } from 'lucide-react';
 import Link from 'next/link';
 import {
   DropdownMenu,
@@ -35,11 +37,17 @@ function Mark({ name, className }: { name: string; className?: string }) {
 
 export function WorkspaceSwitcher({
   workspaces,
+  more = false,
   current,
 }: {
   workspaces: SwitcherWorkspace[];
+  /** the user has more workspaces than these */
+  more?: boolean;
   current?: SwitcherWorkspace;
 }) {
+  // The current workspace is always in the menu, even when it is not among the first few.
+  const listed =
+    current && !workspaces.some((w) => w.slug === current.slug) ? [current, ...workspaces] : workspaces;
   return (
     <DropdownMenu>
       <DropdownMenuTrigger
@@ -55,10 +63,10 @@ export function WorkspaceSwitcher({
       </DropdownMenuTrigger>
       <DropdownMenuContent align="start" className="w-64">
         <DropdownMenuLabel>Workspaces</DropdownMenuLabel>
-        {workspaces.length === 0 ? (
+        {listed.length === 0 ? (
           <p className="px-2 py-1.5 text-sm text-muted-foreground">None yet</p>
         ) : (
-          workspaces.map((w) => (
+          listed.map((w) => (
             // The mark's initial is part of the item's text; type-ahead should match the name alone.
             <DropdownMenuItem key={w.slug} asChild textValue={w.name}>
               <Link href={`/w/${w.slug}`} aria-current={w.slug === current?.slug ? 'true' : undefined}>
@@ -70,6 +78,14 @@ export function WorkspaceSwitcher({
           ))
         )}
         <DropdownMenuSeparator />
+        {more ? (
+          <DropdownMenuItem asChild>
+            <Link href="/workspaces#find-workspace">
+              <Search aria-hidden="true" />
+              Find a workspace…
+            </Link>
+          </DropdownMenuItem>
+        ) : null}
         <DropdownMenuItem asChild>
           <Link href="/workspaces">
             <LayoutGrid aria-hidden="true" />

@@ -6,7 +6,7 @@ import { notFound, redirect } from 'next/navigation';
 import { requireUser, type SignedIn } from '@/app/lib/session';
 import { slugParam } from '@/app/lib/slug-param';
 import {
-  myLockedWorkspaces,
+  lockedWorkspace,
   renamedSlug,
   workspaceBySlug,
   type WorkspaceAccess,
@@ -42,13 +42,17 @@ export function refusalMessage(error: unknown): string {
   return GENERIC;
 }
 
-/** A function's own PostgREST error (`raise sqlstate 'PGRST'`, e.g. a 429): its message when a 4xx. */
+/**
+ * A function's own PostgREST error (`raise sqlstate 'PGRST'`, e.g. a 429): its message when a
+ * 4xx, followed by its hint when it has one (what the person can do about it).
+ */
 function customRefusal(message = '', detail = ''): string | null {
   try {
-    const body = JSON.parse(message) as { message?: unknown };
+    const body = JSON.parse(message) as { message?: unknown; hint?: unknown };
     const { status } = JSON.parse(detail) as { status?: unknown };
     const refusal = typeof status === 'number' && status >= 400 && status < 500;
-    return refusal && typeof body.message === 'string' ? body.message : null;
+    if (!refusal || typeof body.message !== 'string') return null;
+    return typeof body.hint === 'string' && body.hint ? `${body.message}. ${body.hint}.` : body.message;
   } catch {
     return null;
   }
@@ -73,6 +77,6 @@ export async function requireWorkspace(
   const current = await renamedSlug(user, slug);
   if (current) redirect(`/w/${current}${tab}`);
   // A workspace that requires two-step verification this session has not passed: say so.
-  if ((await myLockedWorkspaces(user)).some((w) => w.slug === slug)) redirect(`/two-step-required/${slug}`);
+  if (await lockedWorkspace(user, slug)) redirect(`/two-step-required/${slug}`);
   notFound();
 }

@@ -1,12 +1,16 @@
-// The signed-in user's workspaces, read under their own row-level security, and a form to create
-// one. A new account starts here with an empty state that invites the first workspace.
+// The signed-in user's workspaces, read under their own row-level security, a page at a time and
+// searchable by name or address, and a form to create one. A new account starts here with an
+// empty state that invites the first workspace.
 import { ArrowRight, FolderKanban, ShieldAlert, Users } from 'lucide-react';
 import Link from 'next/link';
 import { PageHeader } from '@/app/components/page-header';
+import { hrefWith, Pager } from '@/app/components/pager';
+import { SearchForm } from '@/app/components/search-form';
 import { Badge } from '@/app/components/ui/badge';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { CreateWorkspaceForm } from '@/app/workspaces/create-workspace-form';
-import { myLockedWorkspaces, myWorkspaces } from '@/app/lib/queries/workspaces';
+import { pageRequest } from '@/app/lib/paging';
+import { myLockedWorkspaces, myWorkspacesPage } from '@/app/lib/queries/workspaces';
 import { requireUser } from '@/app/lib/session';
 
 export const dynamic = 'force-dynamic';
@@ -20,15 +24,16 @@ export default async function WorkspacesPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const user = await requireUser('/workspaces');
-  const [workspaces, locked, { new: wantsNew }] = await Promise.all([
-    myWorkspaces(user),
-    myLockedWorkspaces(user),
-    searchParams,
-  ]);
+  const params = await searchParams;
+  const request = pageRequest(params);
+  const [result, locked] = await Promise.all([myWorkspacesPage(user, request), myLockedWorkspaces(user)]);
+  const workspaces = result.items;
+  const searching = request.q !== '';
+  const showSearch = searching || result.total === null || result.total > 6;
   return (
     <>
       <PageHeader title="Your workspaces" description={`Signed in as ${user.email}`} />
-      {locked.length > 0 ? (
+      {locked.items.length > 0 ? (
         <section
           aria-labelledby="locked-title"
           className="mb-8 rounded-lg border border-dashed bg-card px-5 py-4 text-sm"
@@ -43,7 +48,7 @@ export default async function WorkspacesPage({
               set it up
             </Link>{' '}
             to open them:{' '}
-            {locked.map((w, i) => (
+            {locked.items.map((w, i) => (
               <span key={w.id}>
                 {i > 0 ? ', ' : ''}
                 <Link className="font-medium text-foreground underline" href={`/two-step-required/${w.slug}`}>
@@ -51,10 +56,31 @@ export default async function WorkspacesPage({
                 </Link>
               </span>
             ))}
+            {locked.more ? ' and more' : ''}
           </p>
         </section>
       ) : null}
-      {workspaces.length === 0 ? (
+      {showSearch ? (
+        <div id="find-workspace" className="mb-4 scroll-mt-24">
+          <SearchForm
+            id="workspace-search"
+            path="/workspaces"
+            name="q"
+            value={request.q}
+            label="Search your workspaces by name or address"
+            placeholder="Search workspaces"
+            clearHref="/workspaces"
+          />
+        </div>
+      ) : null}
+      {workspaces.length === 0 && searching ? (
+        <p
+          role="status"
+          className="mb-8 rounded-lg border border-dashed bg-card px-6 py-8 text-center text-sm"
+        >
+          No workspace of yours matches “{request.q}”.
+        </p>
+      ) : workspaces.length === 0 ? (
         <div className="mb-8 rounded-lg border border-dashed bg-card px-6 py-10 text-center">
           <FolderKanban className="mx-auto size-8 text-muted-foreground" aria-hidden="true" />
           <h2 className="mt-3 text-base font-semibold">No workspaces yet</h2>
@@ -104,13 +130,19 @@ export default async function WorkspacesPage({
           ))}
         </ul>
       )}
+      <Pager
+        label="Workspaces"
+        result={result}
+        href={(n) => hrefWith('/workspaces', params, { page: n, new: null })}
+        className="-mt-4 mb-8"
+      />
       <Card aria-labelledby="new-workspace-title" id="new-workspace" className="scroll-mt-24">
         <CardHeader>
           <CardTitle id="new-workspace-title">New workspace</CardTitle>
           <CardDescription>You will be its owner and can invite your team right away.</CardDescription>
         </CardHeader>
         <CardContent>
-          <CreateWorkspaceForm autoFocus={wantsNew === '1'} />
+          <CreateWorkspaceForm autoFocus={params.new === '1'} />
         </CardContent>
       </Card>
     </>

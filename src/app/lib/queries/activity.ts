@@ -1,7 +1,8 @@
-// In charge of a workspace's activity feed for its overview page: the latest events, each told
-// as a sentence ("Grace changed Ada's role to admin", "renamed Apollo to Artemis"), with the
-// people in it named, also after they left the workspace.
+// In charge of a workspace's activity feed for its overview page: the events a page at a time,
+// newest first, each told as a sentence ("Grace changed Ada's role to admin", "renamed Apollo to
+// Artemis"), with the people in it named, also after they left the workspace.
 import { asUser } from '@/app/lib/db';
+import { paged, pageWindow, type PageRequest, type Paged } from '@/app/lib/paging';
 import type { SignedIn } from '@/app/lib/session';
 
 export interface ActivityEvent {
@@ -26,7 +27,7 @@ export interface ActivityItem {
   sentence: string;
 }
 
-export const ACTIVITY_SHOWN = 20;
+export const ACTIVITY_PAGE_SIZE = 20;
 
 type Names = Map<string, string>;
 
@@ -86,9 +87,15 @@ export function describe(event: ActivityEvent, names: Names, viewerId: string): 
   }
 }
 
-export async function recentActivity(user: SignedIn, workspaceId: string): Promise<ActivityItem[]> {
+/** One page of the workspace's events (not counted: the log only grows, and nobody reads its end). */
+export async function recentActivity(
+  user: SignedIn,
+  workspaceId: string,
+  request: PageRequest,
+): Promise<Paged<ActivityItem>> {
+  const { limit, offset } = pageWindow(request, ACTIVITY_PAGE_SIZE);
   return asUser(user, async (tx) => {
-    const events = (
+    const rows = (
       await tx.query<ActivityEvent>(
         `select e.id::text, e.action, e.subject, e.data, e.created_at as "createdAt", e.actor_id as "actorId",
                 case when e.action = 'project.updated' then (
@@ -98,10 +105,11 @@ export async function recentActivity(user: SignedIn, workspaceId: string): Promi
                     and (prev.created_at, prev.id) < (e.created_at, e.id)
                   order by prev.created_at desc, prev.id desc limit 1) end as "previousSubject"
          from public.activity_events e
-         where e.workspace_id = $1 order by e.created_at desc, e.id desc limit $2`,
-        [workspaceId, ACTIVITY_SHOWN],
+         where e.workspace_id = $1 order by e.created_at desc, e.id desc limit $2 offset $3`,
+        [workspaceId, limit, offset],
       )
     ).rows;
+    const events = rows.slice(0, ACTIVITY_PAGE_SIZE);
     const ids = new Set<string>();
     for (const e of events) {
       if (e.actorId) ids.add(e.actorId);
@@ -116,7 +124,7 @@ export async function recentActivity(user: SignedIn, workspaceId: string): Promi
       );
       for (const row of r.rows) names.set(row.id, row.name);
     }
-    return events.map((e) => ({
+    const items = events.map((e) => ({
       id: e.id,
       createdAt: e.createdAt,
       actorId: e.actorId,
@@ -130,5 +138,7 @@ export async function recentActivity(user: SignedIn, workspaceId: string): Promi
         (e.actorId && names.get(e.actorId)) || (e.action.startsWith('invitation.') && e.subject) || 'Someone',
       sentence: describe(e, names, user.userId),
     }));
+    // The extra row read says whether an older page exists; it is not shown.
+    return { ...paged(items, request, ACTIVITY_PAGE_SIZE), hasNext: rows.length > ACTIVITY_PAGE_SIZE };
   });
 }

@@ -1,7 +1,9 @@
-// In charge of reading a workspace's members and invitations for the members page, and of which
-// controls the viewer may be offered for each member (the database decides in the end; the page
-// only offers what it would allow).
+// In charge of reading a workspace's members and invitations for the members page, a page at a
+// time and searchable (a workspace may have thousands), and of which controls the viewer may be
+// offered for each member (the database decides in the end; the page only offers what it would
+// allow).
 import { asUser } from '@/app/lib/db';
+import { containsPattern, lastPage, paged, pageWindow, type PageRequest, type Paged } from '@/app/lib/paging';
 import type { SignedIn } from '@/app/lib/session';
 import type { Role } from '@/app/lib/queries/workspaces';
 
@@ -27,33 +29,80 @@ export interface InvitationRow {
   status: 'pending' | 'expired';
 }
 
-export async function listMembers(user: SignedIn, workspaceId: string): Promise<MemberRow[]> {
+export const MEMBERS_PAGE_SIZE = 20;
+export const INVITATIONS_PAGE_SIZE = 20;
+
+export interface MemberList extends Paged<MemberRow> {
+  /** owners in the whole workspace (a workspace always keeps one) */
+  owners: number;
+  /** members in the whole workspace, whatever the search */
+  everyone: number;
+}
+
+/** One page of the members, owners first, by name; `q` matches a name or an e-mail address. */
+export async function listMembers(
+  user: SignedIn,
+  workspaceId: string,
+  request: PageRequest,
+): Promise<MemberList> {
+  const size = MEMBERS_PAGE_SIZE;
   return asUser(user, async (tx) => {
+    const pattern = request.q ? containsPattern(request.q) : null;
+    const counted = await tx.query<{ everyone: number; owners: number; matching: number }>(
+      `select count(*)::int as everyone, (count(*) filter (where m.role = 'owner'))::int as owners,
+              (count(*) filter (where $2::text is null or p.email ilike $2 or p.display_name ilike $2))::int as matching
+       from public.workspace_members m join public.profiles p on p.id = m.user_id
+       where m.workspace_id = $1`,
+      [workspaceId, pattern],
+    );
+    const { everyone = 0, owners = 0, matching = 0 } = counted.rows[0] ?? {};
+    const at = { ...request, page: Math.min(request.page, lastPage(matching, size)) };
+    const { limit, offset } = pageWindow(at, size);
     const r = await tx.query<MemberRow>(
       `select m.user_id as "userId", p.email, p.display_name as "displayName", p.avatar_url as "avatarUrl",
               m.role, m.created_at as "joinedAt"
        from public.workspace_members m join public.profiles p on p.id = m.user_id
-       where m.workspace_id = $1
-       order by m.role desc, lower(coalesce(p.display_name, p.email))`,
-      [workspaceId],
+       where m.workspace_id = $1 and ($2::text is null or p.email ilike $2 or p.display_name ilike $2)
+       order by m.role desc, lower(coalesce(p.display_name, p.email)), m.user_id
+       limit $3 offset $4`,
+      [workspaceId, pattern, limit, offset],
     );
-    return r.rows;
+    return { ...paged(r.rows, at, size, matching), owners, everyone };
   });
 }
 
-/** Open invitations (admins and owners see them; row-level security shows others none). */
-export async function listInvitations(user: SignedIn, workspaceId: string): Promise<InvitationRow[]> {
+/**
+ * One page of the open invitations, newest first; `q` matches the e-mail address (admins and
+ * owners see them; row-level security shows others none).
+ */
+export async function listInvitations(
+  user: SignedIn,
+  workspaceId: string,
+  request: PageRequest,
+): Promise<Paged<InvitationRow>> {
+  const size = INVITATIONS_PAGE_SIZE;
   return asUser(user, async (tx) => {
+    const pattern = request.q ? containsPattern(request.q) : null;
+    const open = `i.workspace_id = $1 and i.accepted_at is null and i.revoked_at is null and i.declined_at is null
+                  and ($2::text is null or i.email ilike $2)`;
+    const counted = await tx.query<{ n: number }>(
+      `select count(*)::int as n from public.invitations i where ${open}`,
+      [workspaceId, pattern],
+    );
+    const total = counted.rows[0]?.n ?? 0;
+    const at = { ...request, page: Math.min(request.page, lastPage(total, size)) };
+    const { limit, offset } = pageWindow(at, size);
     const r = await tx.query<InvitationRow>(
       `select i.id, i.email, i.role, i.created_at as "createdAt", i.expires_at as "expiresAt",
               coalesce(p.display_name, p.email) as "invitedBy",
               case when i.expires_at <= now() then 'expired' else 'pending' end as status
        from public.invitations i left join public.profiles p on p.id = i.invited_by
-       where i.workspace_id = $1 and i.accepted_at is null and i.revoked_at is null and i.declined_at is null
-       order by i.created_at desc`,
-      [workspaceId],
+       where ${open}
+       order by i.created_at desc, i.id
+       limit $3 offset $4`,
+      [workspaceId, pattern, limit, offset],
     );
-    return r.rows;
+    return paged(r.rows, at, size, total);
   });
 }
 

@@ -1,8 +1,10 @@
-// In charge of reading workspaces for pages: the signed-in user's list (for the switcher and the
-// workspaces page), one workspace by its address, and where a renamed workspace's old address
-// leads. Everything runs as the user, under row-level security.
+// In charge of reading workspaces for pages: the signed-in user's workspaces a page at a time (the
+// workspaces page, with its search), the few the switcher offers, one workspace by its address,
+// and where a renamed workspace's old address leads. No read returns an unbounded list: an account
+// may be in thousands of workspaces. Everything runs as the user, under row-level security.
 import { cache } from 'react';
 import { asUser } from '@/app/lib/db';
+import { containsPattern, lastPage, paged, pageWindow, type PageRequest, type Paged } from '@/app/lib/paging';
 import type { SignedIn } from '@/app/lib/session';
 
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
@@ -34,30 +36,132 @@ export interface LockedWorkspace {
   slug: string;
 }
 
-/** The user's workspaces that require two-step verification the session has not passed. */
-export const myLockedWorkspaces = cache(async (user: SignedIn): Promise<LockedWorkspace[]> =>
-  asUser(user, async (tx) => {
-    const r = await tx.query<LockedWorkspace>(
-      'select id, name, slug from internal.my_mfa_locked_workspaces()',
-    );
-    return r.rows;
-  }),
+/** How many workspaces waiting for two-step verification a page names. */
+export const LOCKED_SHOWN = 10;
+
+/**
+ * The user's workspaces that require two-step verification the session has not passed: the first
+ * LOCKED_SHOWN by name, and whether there are more.
+ */
+export const myLockedWorkspaces = cache(
+  async (user: SignedIn): Promise<{ items: LockedWorkspace[]; more: boolean }> =>
+    asUser(user, async (tx) => {
+      const r = await tx.query<LockedWorkspace>(
+        'select id, name, slug from internal.my_mfa_locked_workspaces() order by name, slug limit $1',
+        [LOCKED_SHOWN + 1],
+      );
+      return { items: r.rows.slice(0, LOCKED_SHOWN), more: r.rows.length > LOCKED_SHOWN };
+    }),
 );
 
-/** The user's workspaces with their role and sizes, by name. Once per request. */
-export const myWorkspaces = cache(async (user: SignedIn): Promise<WorkspaceSummary[]> =>
-  asUser(user, async (tx) => {
+/** The workspace at `slug` if it is one of the user's that waits for two-step verification. */
+export async function lockedWorkspace(user: SignedIn, slug: string): Promise<LockedWorkspace | null> {
+  return asUser(user, async (tx) => {
+    const r = await tx.query<LockedWorkspace>(
+      'select id, name, slug from internal.my_mfa_locked_workspaces() where slug = $1',
+      [slug],
+    );
+    return r.rows[0] ?? null;
+  });
+}
+
+/** A workspace in the switcher. */
+export interface SwitcherEntry {
+  slug: string;
+  name: string;
+  role: Role;
+}
+
+/** How many workspaces the header's switcher lists; the rest are a search away on /workspaces. */
+export const SWITCHER_SIZE = 8;
+
+/** The switcher's workspaces: the first SWITCHER_SIZE by name, and whether there are more. Once per request. */
+export const switcherWorkspaces = cache(
+  async (user: SignedIn): Promise<{ items: SwitcherEntry[]; more: boolean }> =>
+    asUser(user, async (tx) => {
+      const r = await tx.query<SwitcherEntry>(
+        `select w.slug, w.name, m.role
+         from public.workspaces w
+         join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
+         order by lower(w.name), w.slug limit $1`,
+        [SWITCHER_SIZE + 1],
+      );
+      return { items: r.rows.slice(0, SWITCHER_SIZE), more: r.rows.length > SWITCHER_SIZE };
+    }),
+);
+
+/** Workspaces on one page of /workspaces (a multiple of the grid's 1, 2 and 3 columns). */
+export const WORKSPACES_PAGE_SIZE = 24;
+
+/**
+ * One page of the user's workspaces with their role and sizes, by name; `q` matches the name or
+ * the address. A page past the end shows the last one.
+ */
+export async function myWorkspacesPage(
+  user: SignedIn,
+  request: PageRequest,
+): Promise<Paged<WorkspaceSummary>> {
+  const size = WORKSPACES_PAGE_SIZE;
+  return asUser(user, async (tx) => {
+    const pattern = request.q ? containsPattern(request.q) : null;
+    const counted = await tx.query<{ n: number }>(
+      `select count(*)::int as n
+       from public.workspaces w
+       join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
+       where $1::text is null or w.name ilike $1 or w.slug ilike $1`,
+      [pattern],
+    );
+    const total = counted.rows[0]?.n ?? 0;
+    const at = { ...request, page: Math.min(request.page, lastPage(total, size)) };
+    const { limit, offset } = pageWindow(at, size);
     const r = await tx.query<WorkspaceSummary>(
       `select w.id, w.name, w.slug, m.role,
               (select count(*) from public.workspace_members x where x.workspace_id = w.id)::int as members,
               (select count(*) from public.projects p where p.workspace_id = w.id)::int as projects
        from public.workspaces w
        join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
-       order by lower(w.name), w.slug`,
+       where $1::text is null or w.name ilike $1 or w.slug ilike $1
+       order by lower(w.name), w.slug
+       limit $2 offset $3`,
+      [pattern, limit, offset],
     );
-    return r.rows;
-  }),
-);
+    return paged(r.rows, at, size, total);
+  });
+}
+
+/** Workspaces on one page of the notification settings. */
+export const MUTE_PAGE_SIZE = 25;
+
+/** One page of the user's workspaces, names only, by name (for choosing which to leave out of the digest). */
+export async function workspaceNamesPage(
+  user: SignedIn,
+  request: PageRequest,
+): Promise<Paged<{ id: string; name: string }>> {
+  const size = MUTE_PAGE_SIZE;
+  return asUser(user, async (tx) => {
+    const pattern = request.q ? containsPattern(request.q) : null;
+    const counted = await tx.query<{ n: number }>(
+      `select count(*)::int as n
+       from public.workspaces w
+       join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
+       where $1::text is null or w.name ilike $1 or w.slug ilike $1`,
+      [pattern],
+    );
+    const total = counted.rows[0]?.n ?? 0;
+    const at = { ...request, page: Math.min(request.page, lastPage(total, size)) };
+    const { limit, offset } = pageWindow(at, size);
+    const r = await tx.query<{ id: string; name: string }>(
+      `select w.id, w.name
+       from public.workspaces w
+       join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
+       where $1::text is null or w.name ilike $1 or w.slug ilike $1
+       order by lower(w.name), w.slug
+       limit $2 offset $3`,
+      [pattern, limit, offset],
+    );
+    return paged(r.rows, at, size, total);
+  });
+}
 
 /** The workspace with this slug if the user belongs to it; null otherwise (never revealing which). */
 export const workspaceBySlug = cache(async (user: SignedIn, slug: string): Promise<WorkspaceAccess | null> =>

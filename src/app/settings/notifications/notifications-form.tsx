@@ -1,6 +1,7 @@
 'use client';
-// The notification preferences form: how often the digest comes, and which workspaces it leaves
-// out; "Saving…" while it runs.
+// The notification preferences form: how often the digest comes, and which of the workspaces on
+// this page it leaves out (each listed one is sent as `shown`, so saving changes those alone);
+// "Saving…" while it runs.
 import { useActionState } from 'react';
 import { updateNotificationsAction } from '@/app/actions/settings';
 import { FieldError, FormError } from '@/app/components/ui/field';
@@ -17,10 +18,13 @@ export function NotificationsForm({
   frequency,
   muted,
   workspaces,
+  searching = '',
 }: {
   frequency: string;
   muted: string[];
   workspaces: { id: string; name: string }[];
+  /** the search the list answers, if any */
+  searching?: string;
 }) {
   const [state, action] = useActionState(updateNotificationsAction, initialFormState);
   return (
@@ -50,8 +54,13 @@ export function NotificationsForm({
       </fieldset>
       <fieldset className="grid grid-cols-1 gap-2">
         <legend className="mb-2 text-sm font-semibold">Leave these workspaces out of the digest</legend>
+        {workspaces.map((w) => (
+          <input key={`shown-${w.id}`} type="hidden" name="shown" value={w.id} />
+        ))}
         {workspaces.length === 0 ? (
-          <p className="text-sm text-muted-foreground">You are in no workspace yet.</p>
+          <p className="text-sm text-muted-foreground">
+            {searching ? `No workspace of yours matches “${searching}”.` : 'You are in no workspace yet.'}
+          </p>
         ) : (
           workspaces.map((w) => (
             <label

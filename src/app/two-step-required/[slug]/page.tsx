@@ -7,7 +7,7 @@ import { notFound, redirect } from 'next/navigation';
 import { PageHeader } from '@/app/components/page-header';
 import { Button } from '@/app/components/ui/button';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
-import { myLockedWorkspaces, workspaceBySlug } from '@/app/lib/queries/workspaces';
+import { lockedWorkspace, workspaceBySlug } from '@/app/lib/queries/workspaces';
 import { requireUser } from '@/app/lib/session';
 import { slugParam } from '@/app/lib/slug-param';
 
@@ -19,7 +19,7 @@ export default async function TwoStepRequiredPage({ params }: { params: Promise<
   if (!slug) notFound();
   const user = await requireUser(`/two-step-required/${slug}`);
   if (await workspaceBySlug(user, slug)) redirect(`/w/${slug}`);
-  const locked = (await myLockedWorkspaces(user)).find((w) => w.slug === slug);
+  const locked = await lockedWorkspace(user, slug);
   if (!locked) notFound();
   return (
     <>

@@ -1,13 +1,16 @@
-// A workspace's overview: its projects (a list with an actions menu per project, and an empty
-// state that invites the first one) and its activity, told in sentences. Only members see it;
-// for anyone else the workspace does not exist.
+// A workspace's overview: its projects (a page at a time, searchable by name, with an actions menu
+// per project, and an empty state that invites the first one) and its activity, told in
+// sentences, a page at a time. Only members see it; for anyone else the workspace does not exist.
 import { Activity, FolderKanban } from 'lucide-react';
 import { PageHeader } from '@/app/components/page-header';
+import { hrefWith, Pager } from '@/app/components/pager';
+import { SearchForm } from '@/app/components/search-form';
 import { RelativeTime } from '@/app/components/relative-time';
 import { Avatar } from '@/app/components/ui/avatar';
 import { Badge } from '@/app/components/ui/badge';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { requireWorkspace } from '@/app/lib/db';
+import { pageRequest } from '@/app/lib/paging';
 import { recentActivity } from '@/app/lib/queries/activity';
 import { listProjects } from '@/app/lib/queries/projects';
 import { workspaceTitle } from '@/app/lib/titles';
@@ -17,15 +20,22 @@ import { ProjectActions } from '@/app/w/[slug]/_components/project-actions';
 export const dynamic = 'force-dynamic';
 
 type Params = { params: Promise<{ slug: string }> };
+type Props = Params & { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
 export const generateMetadata = ({ params }: Params) => workspaceTitle(params);
 
-export default async function WorkspacePage({ params }: Params) {
+export default async function WorkspacePage({ params, searchParams }: Props) {
   const { user, workspace } = await requireWorkspace(params);
-  const [projects, activity] = await Promise.all([
-    listProjects(user, workspace.id),
-    recentActivity(user, workspace.id),
+  const query = await searchParams;
+  const projectsAsked = pageRequest(query);
+  const [projectPage, activityPage] = await Promise.all([
+    listProjects(user, workspace.id, projectsAsked),
+    recentActivity(user, workspace.id, pageRequest(query, { page: 'activity' })),
   ]);
+  const projects = projectPage.items;
+  const activity = activityPage.items;
+  const total = projectPage.total ?? projects.length;
+  const path = `/w/${workspace.slug}`;
   const canEdit = workspace.role !== 'viewer';
   return (
     <>
@@ -42,15 +52,33 @@ export default async function WorkspacePage({ params }: Params) {
           <CardHeader>
             <CardTitle id="projects">Projects</CardTitle>
             <CardDescription>
-              {projects.length === 0
-                ? 'Nothing here yet.'
-                : `${projects.length} project${projects.length === 1 ? '' : 's'}, newest first.`}
+              {projectsAsked.q
+                ? `${total} project${total === 1 ? '' : 's'} matching “${projectsAsked.q}”, newest first.`
+                : total === 0
+                  ? 'Nothing here yet.'
+                  : `${total} project${total === 1 ? '' : 's'}, newest first.`}
               {canEdit ? ' Two projects may share a name.' : ''}
             </CardDescription>
           </CardHeader>
           <CardContent className="grid grid-cols-1 gap-4">
             {canEdit ? <CreateProjectForm slug={workspace.slug} workspaceId={workspace.id} /> : null}
-            {projects.length === 0 ? (
+            {projectsAsked.q || projectPage.page > 1 || projectPage.hasNext ? (
+              <SearchForm
+                id="project-search"
+                path={path}
+                name="q"
+                value={projectsAsked.q}
+                label="Search projects by name"
+                placeholder="Search projects"
+                keep={activityPage.page > 1 ? { activity: String(activityPage.page) } : {}}
+                clearHref={hrefWith(path, query, { q: null, page: null })}
+              />
+            ) : null}
+            {projects.length === 0 && projectsAsked.q ? (
+              <p role="status" className="rounded-md border border-dashed px-6 py-6 text-center text-sm">
+                No project matches “{projectsAsked.q}”.
+              </p>
+            ) : projects.length === 0 ? (
               <div className="rounded-md border border-dashed px-6 py-10 text-center">
                 <FolderKanban className="mx-auto size-8 text-muted-foreground" aria-hidden="true" />
                 <p className="mt-3 text-sm font-medium">No projects yet</p>
@@ -85,6 +113,7 @@ export default async function WorkspacePage({ params }: Params) {
                 </li>
               ))}
             </ul>
+            <Pager label="Projects" result={projectPage} href={(n) => hrefWith(path, query, { page: n })} />
           </CardContent>
         </Card>
         <Card aria-labelledby="activity">
@@ -95,7 +124,8 @@ export default async function WorkspacePage({ params }: Params) {
           <CardContent>
             {activity.length === 0 ? (
               <p className="flex items-center gap-2 text-sm text-muted-foreground">
-                <Activity className="size-4" aria-hidden="true" /> No activity yet.
+                <Activity className="size-4" aria-hidden="true" />{' '}
+                {activityPage.page > 1 ? 'Nothing older.' : 'No activity yet.'}
               </p>
             ) : (
               <ol aria-label="Activity" className="grid grid-cols-1 gap-4">
@@ -116,6 +146,12 @@ export default async function WorkspacePage({ params }: Params) {
                 ))}
               </ol>
             )}
+            <Pager
+              label="Activity"
+              result={activityPage}
+              href={(n) => hrefWith(path, query, { activity: n })}
+              className="mt-4"
+            />
           </CardContent>
         </Card>
       </div>

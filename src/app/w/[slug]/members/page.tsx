@@ -1,13 +1,17 @@
-// Members and invitations of a workspace. Everyone sees the members, "you" marked; admins and
-// owners also get the controls they may use: roles up to their own, never on an owner unless
-// they are one, never on the last owner; removal; invitations with their state.
+// Members and invitations of a workspace, each a page at a time and searchable by name or e-mail.
+// Everyone sees the members, "you" marked; admins and owners also get the controls they may use:
+// roles up to their own, never on an owner unless they are one, never on the last owner; removal;
+// invitations with their state.
 import { Clock } from 'lucide-react';
 import { PageHeader } from '@/app/components/page-header';
+import { hrefWith, Pager } from '@/app/components/pager';
+import { SearchForm } from '@/app/components/search-form';
 import { RelativeTime } from '@/app/components/relative-time';
 import { Avatar } from '@/app/components/ui/avatar';
 import { Badge } from '@/app/components/ui/badge';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { requireWorkspace } from '@/app/lib/db';
+import { paged, pageRequest } from '@/app/lib/paging';
 import { allowedControls, invitableRoles, listInvitations, listMembers } from '@/app/lib/queries/members';
 import { workspaceTitle } from '@/app/lib/titles';
 import {
@@ -21,24 +25,40 @@ import {
 export const dynamic = 'force-dynamic';
 
 type Params = { params: Promise<{ slug: string }> };
+type Props = Params & { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
 export const generateMetadata = ({ params }: Params) => workspaceTitle(params, 'Members');
 
-export default async function MembersPage({ params }: Params) {
+export default async function MembersPage({ params, searchParams }: Props) {
   const { user, workspace } = await requireWorkspace(params, '/members');
   const manage = workspace.role === 'admin' || workspace.role === 'owner';
-  const [members, invitations] = await Promise.all([
-    listMembers(user, workspace.id),
-    manage ? listInvitations(user, workspace.id) : Promise.resolve([]),
+  const query = await searchParams;
+  const membersAsked = pageRequest(query);
+  const invitationsAsked = pageRequest(query, { page: 'ipage', q: 'iq' });
+  const [memberPage, invitationPage] = await Promise.all([
+    listMembers(user, workspace.id, membersAsked),
+    manage
+      ? listInvitations(user, workspace.id, invitationsAsked)
+      : Promise.resolve(paged([], invitationsAsked, 1, 0)),
   ]);
-  const owners = members.filter((m) => m.role === 'owner').length;
+  const members = memberPage.items;
+  const invitations = invitationPage.items;
+  const owners = memberPage.owners;
   const viewer = { userId: user.userId, role: workspace.role };
   const lastOwner = workspace.role === 'owner' && owners < 2;
+  const path = `/w/${workspace.slug}/members`;
+  const keep = (names: string[]) =>
+    Object.fromEntries(
+      names.flatMap((n) => {
+        const v = query[n];
+        return typeof v === 'string' && v ? [[n, v]] : [];
+      }),
+    );
   return (
     <>
       <PageHeader
         title="Members"
-        description={`${members.length} member${members.length === 1 ? '' : 's'} of ${workspace.name}`}
+        description={`${memberPage.everyone} member${memberPage.everyone === 1 ? '' : 's'} of ${workspace.name}`}
       />
       <div className="grid grid-cols-1 gap-6">
         {manage ? (
@@ -61,9 +81,33 @@ export default async function MembersPage({ params }: Params) {
         <Card aria-labelledby="members">
           <CardHeader>
             <CardTitle id="members">People</CardTitle>
+            {membersAsked.q ? (
+              <CardDescription>
+                {memberPage.total} matching “{membersAsked.q}”
+              </CardDescription>
+            ) : null}
           </CardHeader>
+          {membersAsked.q || memberPage.page > 1 || memberPage.hasNext ? (
+            <div className="px-5 pt-4 sm:px-6">
+              <SearchForm
+                id="member-search"
+                path={path}
+                name="q"
+                value={membersAsked.q}
+                label="Search members by name or e-mail"
+                placeholder="Search members"
+                keep={keep(['ipage', 'iq'])}
+                clearHref={hrefWith(path, query, { q: null, page: null })}
+              />
+            </div>
+          ) : null}
           <CardContent className="px-0 sm:px-0">
-            <ul aria-label="Members" className="divide-y border-t">
+            {members.length === 0 ? (
+              <p role="status" className="border-t px-5 py-6 text-sm text-muted-foreground sm:px-6">
+                Nobody here matches “{membersAsked.q}”.
+              </p>
+            ) : null}
+            <ul aria-label="Members" className="divide-y border-t empty:hidden">
               {members.map((m) => {
                 const name = m.displayName || m.email;
                 const you = m.userId === user.userId;
@@ -110,6 +154,12 @@ export default async function MembersPage({ params }: Params) {
                 );
               })}
             </ul>
+            <Pager
+              label="Members"
+              result={memberPage}
+              href={(n) => hrefWith(path, query, { page: n })}
+              className="border-t px-5 pt-4 sm:px-6"
+            />
           </CardContent>
         </Card>
         {manage ? (
@@ -117,11 +167,27 @@ export default async function MembersPage({ params }: Params) {
             <CardHeader>
               <CardTitle id="pending">Pending invitations</CardTitle>
               <CardDescription>
-                {invitations.length === 0
-                  ? 'Nobody is waiting to join.'
-                  : 'Invited people count towards the seats of the plan until they answer.'}
+                {invitationsAsked.q
+                  ? `${invitationPage.total} matching “${invitationsAsked.q}”.`
+                  : invitations.length === 0
+                    ? 'Nobody is waiting to join.'
+                    : 'Invited people count towards the seats of the plan until they answer.'}
               </CardDescription>
             </CardHeader>
+            {invitationsAsked.q || invitationPage.page > 1 || invitationPage.hasNext ? (
+              <div className="px-5 pt-4 pb-4 sm:px-6">
+                <SearchForm
+                  id="invitation-search"
+                  path={path}
+                  name="iq"
+                  value={invitationsAsked.q}
+                  label="Search pending invitations by e-mail"
+                  placeholder="Search invitations"
+                  keep={keep(['page', 'q'])}
+                  clearHref={hrefWith(path, query, { iq: null, ipage: null })}
+                />
+              </div>
+            ) : null}
             {invitations.length > 0 ? (
               <CardContent className="px-0 sm:px-0">
                 <ul aria-label="Pending invitations" className="divide-y border-t">
@@ -155,6 +221,12 @@ export default async function MembersPage({ params }: Params) {
                     </li>
                   ))}
                 </ul>
+                <Pager
+                  label="Invitations"
+                  result={invitationPage}
+                  href={(n) => hrefWith(path, query, { ipage: n })}
+                  className="border-t px-5 pt-4 sm:px-6"
+                />
               </CardContent>
             ) : null}
           </Card>
