@@ -1,7 +1,8 @@
 // In charge of the process: configuration -> web build (when missing or stale) -> database
 // (embedded or DATABASE_URL) -> migrations -> the platform app and Next.js behind one node:http
-// server -> scheduler and mail worker -> graceful stop.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+// server (http/server.ts: its connection caps, timeouts and upgrades; pages in fair turns) ->
+// scheduler and mail worker -> graceful stop.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Billing } from './billing/checkout.js';
 import { syncEntitlements } from './billing/entitlements.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -10,6 +11,8 @@ import { migrate } from './db/migrate.js';
 import { DatabaseSetupError } from './db/preflight.js';
 import { createPool, poolOptionsFrom } from './db/pool.js';
 import { createLogger } from './logger.js';
+import { createHttpServer } from './http/server.js';
+import { createPageGate } from './http/page-gate.js';
 import { createPlatform, isPlatformPath } from './platform.js';
 import { FREQUENCIES, SCHEDULES } from './digest/frequency.js';
 import { warnAboutHostSettings } from './host-checks.js';
@@ -83,22 +86,37 @@ async function main(): Promise<void> {
   const selfHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const web = await loadWebHandler(process.cwd(), { hostname: selfHost, port: config.port });
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const pathname = (req.url ?? '/').split('?')[0] ?? '/';
-    let handled: unknown;
-    if (isPlatformPath(pathname) || !web) {
-      handled = platformListener(req, res);
-    } else {
-      // Pages cannot see the socket: tell them who is connected, overwriting any claim the client made.
-      stampClientAddress(req, config.trustProxy);
-      handled = web(req, res);
-    }
-    // Both handlers answer their own errors; this only keeps a bug there from killing the process.
-    Promise.resolve(handled).catch((error: unknown) => {
-      logger.error({ err: error, path: pathname }, 'unhandled request error');
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end();
-    });
+  const pages = createPageGate({
+    // Pages hold database connections while they render: at most as many run as the pool has.
+    capacity: config.database.poolMax,
+    callerConcurrency: config.web.callerConcurrency,
+    addressConcurrency: config.web.addressConcurrency,
+    signer,
+    authUrl: config.authUrl,
+  });
+
+  const { server } = createHttpServer({
+    limits: config.http,
+    logger,
+    listener: (req: IncomingMessage, res: ServerResponse) => {
+      const pathname = (req.url ?? '/').split('?')[0] ?? '/';
+      let handled: unknown;
+      if (isPlatformPath(pathname) || !web) {
+        handled = platformListener(req, res);
+      } else {
+        // Decided before the stamp, which keeps or overwrites what the request says about its client.
+        const selfRequest = pages.isSelfRequest(req);
+        // Pages cannot see the socket: tell them who is connected, overwriting any claim the client made.
+        const client = stampClientAddress(req, config.trustProxy);
+        handled = selfRequest ? web(req, res) : pages.run(req, res, client, web);
+      }
+      // Both handlers answer their own errors; this only keeps a bug there from killing the process.
+      Promise.resolve(handled).catch((error: unknown) => {
+        logger.error({ err: error, path: pathname }, 'unhandled request error');
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end();
+      });
+    },
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -106,9 +124,10 @@ async function main(): Promise<void> {
   });
 
   // Mail goes out only where SMTP is configured; otherwise it waits in the outbox (dev mailbox).
-  const mail = config.smtpUrl
-    ? new MailDelivery({ pool, logger, smtp: config.smtpUrl, from: config.mailFrom })
-    : undefined;
+  const mail =
+    config.mailDelivery === 'smtp' && config.smtpUrl
+      ? new MailDelivery({ pool, logger, smtp: config.smtpUrl, from: config.mailFrom })
+      : undefined;
   mail?.start();
   const scheduler = config.scheduler
     ? new Scheduler({
@@ -134,7 +153,7 @@ async function main(): Promise<void> {
       ? `  dev secrets:     ${config.dataDir}/dev-secrets.json (service-role key, signing keys, webhook and cron secrets)`
       : undefined,
     `  access tokens:   ${config.jwtKeys ? `${config.jwtKeys.signing.alg} (kid ${config.jwtKeys.signing.kid}), public keys at ${config.authUrl}/auth/v1/.well-known/jwks.json` : 'HS256 with JWT_SECRET'}`,
-    `  mail:            ${config.smtpUrl ? 'SMTP delivery on' : 'kept in the outbox (no SMTP_URL)'}`,
+    `  mail:            ${config.mailDelivery === 'smtp' ? 'SMTP delivery on' : `kept in the outbox (${config.mode === 'local' ? 'no SMTP_URL: see /dev/mailbox' : 'MAIL_DELIVERY=outbox'})`}`,
     `  digests:         ${config.scheduler ? `scheduled in-process (${config.schedulerTimezone})` : 'scheduler off (SCHEDULER=off)'}`,
     `  web pages:       ${web ? 'Next.js production build' : 'off (SKIP_WEB=1): platform APIs only'}`,
     '',

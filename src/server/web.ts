@@ -2,10 +2,11 @@
 // exists (building it on first start, or when the web sources changed), then loading its
 // request handler. SKIP_WEB=1 serves the platform APIs alone and never touches Next.js.
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
 export type WebHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
@@ -90,6 +91,13 @@ export async function ensureWebBuild(dir = process.cwd()): Promise<void> {
 /**
  * Loads the production build's request handler; null when SKIP_WEB=1. Next needs the address it
  * is served on: a server action that redirects renders the target by requesting it from itself.
+ *
+ * Next is given a stand-in for the HTTP server. Handed none, it attaches an 'upgrade' listener to
+ * the server of the first request it answers (ours), and its production handler never answers an
+ * upgrade it does not proxy: every `Upgrade:` request on any path would then hold its socket,
+ * beyond every server timeout, for as long as the client liked. Next serves upgrades only for
+ * `next dev` (its hot-reload socket), which this process never runs; the process's own server
+ * decides every upgrade (http/upgrades.ts).
  */
 export async function loadWebHandler(
   dir = process.cwd(),
@@ -98,7 +106,8 @@ export async function loadWebHandler(
   if (!webEnabled()) return null;
   process.env.NEXT_TELEMETRY_DISABLED = '1';
   const { default: next } = await import('next');
-  const nextApp = next({ dev: false, dir, hostname: listen.hostname, port: listen.port });
+  const httpServer = new EventEmitter() as Server;
+  const nextApp = next({ dev: false, dir, hostname: listen.hostname, port: listen.port, httpServer });
   await nextApp.prepare();
   const handle = nextApp.getRequestHandler();
   return (req, res) => {

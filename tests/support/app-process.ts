@@ -8,6 +8,8 @@ import { createTestDatabase, randomKey } from './server.js';
 export interface AppProcess {
   url: string;
   env: Record<string, string>;
+  /** the server process's id (its descriptors are in /proc/<pid>/fd) */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -54,6 +56,7 @@ export async function startApp(extraEnv: Record<string, string> = {}): Promise<A
   return {
     url,
     env,
+    pid: child.pid!,
     stop: async () => {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');

@@ -2,13 +2,14 @@
 // the migrated template database, configured exactly as production mode (all secrets explicit).
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { createClient, type SupabaseClient } from '@supabase/supabase-js';
 import ws from 'ws';
 import { loadConfig, type Config } from '../../src/server/config.js';
 import { createPool, poolOptionsFrom, type Pool } from '../../src/server/db/pool.js';
+import { createHttpServer, type HttpServer } from '../../src/server/http/server.js';
 import { createLogger } from '../../src/server/logger.js';
 import { createPlatform } from '../../src/server/platform.js';
 
@@ -16,6 +17,8 @@ export interface TestServer {
   url: string;
   config: Config;
   pool: Pool;
+  /** the process's HTTP server as production builds it: register upgrades, read connection counts */
+  http: HttpServer;
   /** a supabase-js client with the project's public key and no persisted session */
   client(): SupabaseClient;
   /** a supabase-js client with the service-role key */
@@ -60,12 +63,11 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ...env,
   });
   const pool = createPool(databaseUrl, poolOptionsFrom(config.database));
-  const { listener } = createPlatform({
-    config,
-    pool,
-    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
-  });
-  const server: Server = createServer(listener);
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const { listener } = createPlatform({ config, pool, logger });
+  // The same server production runs: its connection caps, timeouts and upgrade router.
+  const http = createHttpServer({ limits: config.http, listener, logger });
+  const server: Server = http.server;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const options = {
@@ -76,6 +78,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     url,
     config,
     pool,
+    http,
     client: () => createClient(url, config.projectApiKey, options),
     adminClient: () => createClient(url, config.serviceRoleKey, options),
     clientWithToken: (token) =>
