@@ -102,6 +102,13 @@ export interface Config {
   logLevel: string;
   /** outgoing mail; unset = messages stay in the outbox (development mailbox) */
   smtpUrl: string | undefined;
+  /**
+   * MAIL_DELIVERY: smtp sends the outbox; outbox leaves it for another sender, on purpose.
+   * Unset in production without SMTP_URL, which start-up refuses (production-checks.ts).
+   */
+  mailDelivery: 'smtp' | 'outbox' | undefined;
+  /** APP_URL was given: e-mail links, redirects and webhooks' return links are built on it */
+  appUrlGiven: boolean;
   mailFrom: string;
   /** run the digest crons in-process (off when an external scheduler calls the endpoint) */
   scheduler: boolean;
@@ -301,6 +308,8 @@ const envSchema = z.object({
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
     .optional(),
   MAIL_FROM: z.string().min(3).default('Tenantry <no-reply@localhost>'),
+  // Production sends mail over SMTP unless told outright to leave it in the outbox.
+  MAIL_DELIVERY: z.enum(['smtp', 'outbox']).optional(),
   BILLING_PLANS: z
     .string()
     .transform((raw, ctx) => {
@@ -539,6 +548,8 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     logLevel: e.LOG_LEVEL,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
+    mailDelivery: e.MAIL_DELIVERY ?? (e.SMTP_URL ? 'smtp' : mode === 'local' ? 'outbox' : undefined),
+    appUrlGiven: e.APP_URL !== undefined,
     scheduler: e.SCHEDULER,
     schedulerTimezone: e.SCHEDULER_TIMEZONE,
     billingPlans: e.BILLING_PLANS,

@@ -14,6 +14,7 @@ import { createLogger } from './logger.js';
 import { createHttpServer } from './http/server.js';
 import { createPageGate } from './http/page-gate.js';
 import { createPlatform, isPlatformPath } from './platform.js';
+import { assertProductionReady, ProductionGapError } from './production-checks.js';
 import { FREQUENCIES, SCHEDULES } from './digest/frequency.js';
 import { warnAboutHostSettings } from './host-checks.js';
 import { runDigest } from './digest/run.js';
@@ -36,8 +37,9 @@ async function main(): Promise<void> {
   let config: Config;
   try {
     config = await loadConfig();
+    assertProductionReady(config);
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof ProductionGapError) {
       process.stderr.write(`tenantry: ${error.message}\n`);
       process.exit(1);
     }

@@ -10,6 +10,7 @@ import type { RequestIdVariables } from 'hono/request-id';
 import { createBillingHandlers } from './billing/handlers.js';
 import { billingRoutes, createWebhookHandler } from './billing/routes.js';
 import type { Config } from './config.js';
+import { mailHealth } from './mail/health.js';
 import { createDataApi, dataApiRoutes } from './data-api/routes.js';
 import { SchemaCache } from './data-api/schema-cache.js';
 import { turnDigestOff } from './digest/preferences.js';
@@ -159,12 +160,27 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
   app.get('/api/health', (c) => c.json({ status: 'ok' }));
   const openApi = openApiDocument({ appUrl: config.appUrl, authUrl: config.authUrl });
   app.get('/api/openapi.json', (c) => c.json(openApi));
+  let mailWarnedAt = 0;
   app.get('/api/health/ready', async (c) => {
     const ok = await databaseReady(pool);
-    return c.json(
-      { status: ok ? 'ready' : 'unavailable', database: ok ? 'ok' : 'unreachable' },
-      ok ? 200 : 503,
-    );
+    if (!ok) return c.json({ status: 'unavailable', database: 'unreachable' }, 503);
+    // Mail is reported, not a reason to take the instance out of service: every instance would
+    // fail together, and the app does more than send mail.
+    const mail = await mailHealth(pool, config.mailDelivery ?? 'outbox').catch(() => null);
+    // Probes come every few seconds: one warning per five minutes is enough to be seen.
+    if (mail?.degraded && Date.now() - mailWarnedAt > 300_000) {
+      mailWarnedAt = Date.now();
+      logger.warn(
+        {
+          unsent: mail.unsent,
+          oldestUnsentSeconds: mail.oldest_unsent_seconds,
+          failedLastDay: mail.failed_last_day,
+          lastError: mail.last_error,
+        },
+        'mail delivery is backed up or failing: check SMTP_URL and the SMTP server',
+      );
+    }
+    return c.json({ status: 'ready', database: 'ok', ...(mail ? { mail } : {}) }, 200);
   });
 
   const tokenHandler = createTokenHandler({

@@ -44,6 +44,12 @@ const secrets = () => ({
   CRON_SECRET: randomKey(),
 });
 
+/** What production needs besides its secrets: a public address and a way to send mail. */
+const deployment = (port: number) => ({
+  APP_URL: `http://localhost:${port}`,
+  MAIL_DELIVERY: 'outbox',
+});
+
 test('starts on DATABASE_URL and serves liveness and readiness; stops cleanly on SIGTERM', async () => {
   const port = await freePort();
   const proc = start({
@@ -51,6 +57,7 @@ test('starts on DATABASE_URL and serves liveness and readiness; stops cleanly on
     PORT: String(port),
     HOST: '127.0.0.1',
     ...secrets(),
+    ...deployment(port),
   });
   let ready: Response | undefined;
   for (let i = 0; i < 100 && !ready; i++) {
@@ -58,7 +65,20 @@ test('starts on DATABASE_URL and serves liveness and readiness; stops cleanly on
     if (!ready) await new Promise((r) => setTimeout(r, 100));
   }
   expect(ready?.status).toBe(200);
-  expect(await ready!.json()).toEqual({ status: 'ready', database: 'ok' });
+  // Mail is reported beside the database (an outbox-only install judges no backlog).
+  expect(await ready!.json()).toEqual({
+    status: 'ready',
+    database: 'ok',
+    mail: {
+      delivery: 'outbox',
+      unsent: 0,
+      oldest_unsent_seconds: 0,
+      retrying: 0,
+      failed_last_day: 0,
+      last_error: null,
+      degraded: false,
+    },
+  });
   expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200);
   const { stdout } = proc.output();
   expect(stdout).toContain(`Tenantry is running at http://localhost:${port}`);
@@ -83,6 +103,29 @@ test('an invalid value exits, naming the variable', async () => {
   expect(proc.output().stderr).toContain('PORT');
 }, 30_000);
 
+test('production refuses to start where it would fail silently later: no mail, no public address, plans without a key', async () => {
+  const proc = start({
+    DATABASE_URL: 'postgres://x@127.0.0.1:1/none',
+    ...secrets(),
+    BILLING_PLANS: JSON.stringify([{ id: 'pro', name: 'Pro', priceId: 'price_123' }]),
+  });
+  expect(await proc.exited).toBe(1);
+  const { stderr } = proc.output();
+  for (const name of ['SMTP_URL', 'MAIL_DELIVERY=outbox', 'APP_URL', 'STRIPE_SECRET_KEY'])
+    expect(stderr).toContain(name);
+  // Named together, before the database is even tried.
+  expect(stderr).not.toContain('ECONNREFUSED');
+
+  const smtpWithoutUrl = start({
+    DATABASE_URL: 'postgres://x@127.0.0.1:1/none',
+    ...secrets(),
+    APP_URL: 'https://app.example.com',
+    MAIL_DELIVERY: 'smtp',
+  });
+  expect(await smtpWithoutUrl.exited).toBe(1);
+  expect(smtpWithoutUrl.output().stderr).toContain('MAIL_DELIVERY=smtp needs SMTP_URL');
+}, 30_000);
+
 test('a port already in use stops the start with a non-zero exit', async () => {
   const blocker = createServer().listen(0, '127.0.0.1');
   await new Promise((resolve) => blocker.once('listening', resolve));
@@ -93,6 +136,7 @@ test('a port already in use stops the start with a non-zero exit', async () => {
       PORT: String(port),
       HOST: '127.0.0.1',
       ...secrets(),
+      ...deployment(port),
     });
     expect(await proc.exited).toBe(1);
     expect(proc.output().stderr).toContain('EADDRINUSE');

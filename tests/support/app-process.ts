@@ -37,6 +37,8 @@ export async function startApp(extraEnv: Record<string, string> = {}): Promise<A
     PORT: String(port),
     HOST: '127.0.0.1',
     APP_URL: url,
+    // Production refuses to start without a way to send mail; suites that test mail pass SMTP_URL.
+    ...(extraEnv.SMTP_URL ? {} : { MAIL_DELIVERY: 'outbox' }),
     LOG_LEVEL: 'warn',
     ...extraEnv,
   };
