@@ -109,6 +109,8 @@ export interface Config {
   mailDelivery: 'smtp' | 'outbox' | undefined;
   /** APP_URL was given: e-mail links, redirects and webhooks' return links are built on it */
   appUrlGiven: boolean;
+  /** METRICS_TOKEN: GET /metrics answers a scraper that sends it as a bearer token; unset = off */
+  metricsToken: string | undefined;
   mailFrom: string;
   /** run the digest crons in-process (off when an external scheduler calls the endpoint) */
   scheduler: boolean;
@@ -166,6 +168,18 @@ export interface DatabaseLimits {
   statementTimeoutMs: number;
   /** a connection idle inside a transaction for this long is closed by PostgreSQL */
   idleInTransactionTimeoutMs: number;
+  /**
+   * DATABASE_POOLER: what sits between the pool and PostgreSQL. Behind any pooler the connection
+   * carries no start-up parameter PgBouncer would refuse; in transaction mode each transaction may
+   * run on another server connection, so nothing may rely on a session (decision 0054).
+   */
+  pooler: 'none' | 'session' | 'transaction';
+  /** named prepared statements (off by default behind a transaction-mode pooler) */
+  preparedStatements: boolean;
+  /** a direct connection for the schema listener's LISTEN, past a transaction-mode pooler */
+  listenUrl: string | undefined;
+  /** behind a transaction-mode pooler without a listen URL, the catalog is checked this often */
+  schemaPollIntervalMs: number;
 }
 
 /** What the one HTTP server lets clients hold: connections, and how long each may take. */
@@ -308,6 +322,8 @@ const envSchema = z.object({
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
     .optional(),
   MAIL_FROM: z.string().min(3).default('Tenantry <no-reply@localhost>'),
+  // GET /metrics for Prometheus: off unless a token is set, then only for a scraper sending it.
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   // Production sends mail over SMTP unless told outright to leave it in the outbox.
   MAIL_DELIVERY: z.enum(['smtp', 'outbox']).optional(),
   BILLING_PLANS: z
@@ -346,6 +362,13 @@ const envSchema = z.object({
   DB_POOL_MAX: positiveInt.max(1000).default(20),
   STATEMENT_TIMEOUT_MS: positiveInt.max(3_600_000).default(8000),
   IDLE_IN_TRANSACTION_TIMEOUT_MS: positiveInt.max(3_600_000).default(30_000),
+  DATABASE_POOLER: z.enum(['none', 'session', 'transaction']).default('none'),
+  DATABASE_PREPARED_STATEMENTS: boolFlag.optional(),
+  DATABASE_LISTEN_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  SCHEMA_POLL_INTERVAL_MS: positiveInt.min(100).max(3_600_000).default(5000),
   DATA_API_MAX_ROWS: positiveInt.max(1_000_000).default(1000),
   DATA_API_MAX_RESPONSE_BYTES: positiveInt.max(256 * 1024 * 1024).default(16 * 1024 * 1024),
   DATA_API_CALLER_CONCURRENCY: positiveInt.max(1000).default(4),
@@ -550,6 +573,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     mailFrom: e.MAIL_FROM,
     mailDelivery: e.MAIL_DELIVERY ?? (e.SMTP_URL ? 'smtp' : mode === 'local' ? 'outbox' : undefined),
     appUrlGiven: e.APP_URL !== undefined,
+    metricsToken: e.METRICS_TOKEN,
     scheduler: e.SCHEDULER,
     schedulerTimezone: e.SCHEDULER_TIMEZONE,
     billingPlans: e.BILLING_PLANS,
@@ -563,6 +587,13 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       poolMax: e.DB_POOL_MAX,
       statementTimeoutMs: e.STATEMENT_TIMEOUT_MS,
       idleInTransactionTimeoutMs: e.IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      pooler: e.DATABASE_POOLER,
+      // A transaction-mode pooler hands each transaction to any server connection, where a
+      // statement prepared on another does not exist; PgBouncer 1.21+ with max_prepared_statements
+      // tracks them itself, which DATABASE_PREPARED_STATEMENTS=on then uses.
+      preparedStatements: e.DATABASE_PREPARED_STATEMENTS ?? e.DATABASE_POOLER !== 'transaction',
+      listenUrl: e.DATABASE_LISTEN_URL,
+      schemaPollIntervalMs: e.SCHEMA_POLL_INTERVAL_MS,
     },
     http: {
       maxConnections: e.HTTP_MAX_CONNECTIONS,

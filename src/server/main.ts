@@ -13,6 +13,7 @@ import { createPool, poolOptionsFrom } from './db/pool.js';
 import { createLogger } from './logger.js';
 import { createHttpServer } from './http/server.js';
 import { createPageGate } from './http/page-gate.js';
+import { createMetrics, METRICS_PATH } from './observability/metrics.js';
 import { createPlatform, isPlatformPath } from './platform.js';
 import { assertProductionReady, ProductionGapError } from './production-checks.js';
 import { FREQUENCIES, SCHEDULES } from './digest/frequency.js';
@@ -97,13 +98,17 @@ async function main(): Promise<void> {
     authUrl: config.authUrl,
   });
 
+  const metrics = createMetrics({ pool, token: config.metricsToken, logger });
   const { server } = createHttpServer({
     limits: config.http,
     logger,
     listener: (req: IncomingMessage, res: ServerResponse) => {
       const pathname = (req.url ?? '/').split('?')[0] ?? '/';
+      metrics.observe(req, res);
       let handled: unknown;
-      if (isPlatformPath(pathname) || !web) {
+      if (pathname === METRICS_PATH && req.method === 'GET') {
+        handled = metrics.serve(req, res);
+      } else if (isPlatformPath(pathname) || !web) {
         handled = platformListener(req, res);
       } else {
         // Decided before the stamp, which keeps or overwrites what the request says about its client.
