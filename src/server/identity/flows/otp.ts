@@ -2,10 +2,13 @@
 // MagicLink handlers do it: a confirmed account gets one e-mail carrying a magic link and a code
 // (verify types `magiclink` / `email`); an unknown address becomes an account when create_user
 // allows it, and it, like an unconfirmed one, gets the sign-up confirmation instead (verify types
-// `signup` / `email`), or, with autoconfirm, the magic link at once. Always `{}` on success.
+// `signup` / `email`), or, with autoconfirm, the magic link at once. Always `{}` on success,
+// an unknown address with create_user false included: it is charged like a sent magic link and
+// gets nothing (GoTrue answers 422 otp_disabled there, which tells who has an account).
 import { withService } from '../../db/transactions.js';
 import { sendEmailAction } from '../email-actions.js';
-import { authError, errors } from '../errors.js';
+import { errors } from '../errors.js';
+import { chargeAsIfSent } from '../mailer.js';
 import type { PkceChallenge } from '../pkce.js';
 import { enforceLimits } from '../rate-limit.js';
 import { chooseRedirect } from '../redirects.js';
@@ -47,10 +50,12 @@ export async function signInWithOtp(
       email,
     ]);
     let user = found.rows[0] ?? null;
-    // GoTrue answers this one request differently for unknown addresses (its shouldCreateUser):
-    // clients rely on it to tell "no such account" when sign-ups through /otp are off.
+    // GoTrue refuses this one request for unknown addresses (422 otp_disabled), which lets anyone
+    // tell registered addresses from unknown ones. Here it costs what a magic link to a known
+    // address costs (its frequency slot, the hourly count) and answers the same; nothing is sent.
     if (!user && !input.createUser) {
-      throw authError(422, 'otp_disabled', 'Signups not allowed for otp');
+      await chargeAsIfSent(tx, deps.email.mail, 'recovery', email);
+      return;
     }
     if (!user) {
       if (settings.disableSignup) throw errors.signupDisabled();
