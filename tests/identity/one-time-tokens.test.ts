@@ -54,7 +54,7 @@ const issue = (user: { id: string; email: string }, extra: Partial<IssueOptions>
     }),
   );
 const byLink = (token: string, types = ['confirmation_token'] as const) =>
-  withService(pool, (tx) => consumeByLinkToken(tx, token, types));
+  withService(pool, (tx) => consumeByLinkToken(tx, token, types, { pkceFlows: true }));
 const byOtp = (address: string, otp: string, maxAttempts = 5) =>
   withService(pool, (tx) =>
     consumeByOtp(tx, key, { address, otp, maxAttempts, types: ['confirmation_token', 'recovery_token'] }),
@@ -67,7 +67,9 @@ describe('one-time tokens', () => {
     expect(token.linkToken).toMatch(/^[0-9a-f]{56}$/);
     expect(token.otp).toMatch(/^\d{6}$/);
     expect(
-      await withService(pool, (tx) => consumeByLinkToken(tx, token.linkToken, ['recovery_token'])),
+      await withService(pool, (tx) =>
+        consumeByLinkToken(tx, token.linkToken, ['recovery_token'], { pkceFlows: true }),
+      ),
     ).toBeNull();
     const flipped = token.linkToken.slice(0, -1) + (token.linkToken.endsWith('0') ? '1' : '0');
     expect(await byLink(flipped)).toBeNull();
@@ -86,7 +88,9 @@ describe('one-time tokens', () => {
     expect(await byOtp(user.email, first.otp === second.otp ? '-' : first.otp)).toEqual({ kind: 'wrong' });
     expect(await byLink(second.linkToken)).not.toBeNull();
     expect(
-      await withService(pool, (tx) => consumeByLinkToken(tx, recovery.linkToken, ['recovery_token'])),
+      await withService(pool, (tx) =>
+        consumeByLinkToken(tx, recovery.linkToken, ['recovery_token'], { pkceFlows: true }),
+      ),
     ).not.toBeNull();
   });
 

@@ -1,12 +1,18 @@
 // PKCE for e-mail links as @supabase/ssr uses it: a server-side client (cookie jar, flowType
 // pkce) signs up, the e-mail link (read from a real SMTP server) lands on the app's callback with
 // ?code=, and exchangeCodeForSession turns it into a session. The code works once, with the
-// right verifier, within five minutes; GoTrue's errors otherwise.
+// right verifier, within five minutes; GoTrue's errors otherwise. A PKCE link's token_hash never
+// yields a session through POST /verify: only its browser, through the exchange, signs in.
 import { createHash, randomBytes } from 'node:crypto';
 import { createServerClient } from '@supabase/ssr';
 import ws from 'ws';
 import { describe, expect, test } from 'vitest';
-import { followVerifyLink, serveWithMailbox, type AuthMailbox } from '../support/auth-mail.js';
+import {
+  allowAnotherEmail,
+  followVerifyLink,
+  serveWithMailbox,
+  type AuthMailbox,
+} from '../support/auth-mail.js';
 import { call, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -187,21 +193,47 @@ describe('the exchange over HTTP', () => {
     }
   });
 
-  test('a PKCE link verified by POST /verify {token_hash} signs in directly; its code is never issued', async () => {
+  test("a PKCE link's token_hash never signs in through POST /verify: refused, not spent, its link and code still work", async () => {
     const v = verifier();
     const email = uniqueEmail();
-    await call(server, 'POST', '/auth/v1/signup', {
+    await call(server, 'POST', `/auth/v1/signup?redirect_to=${encodeURIComponent(CALLBACK)}`, {
       body: { email, password: PASSWORD, code_challenge: challengeOf(v), code_challenge_method: 's256' },
     });
-    const mail = await mailbox.latest(email);
-    const tokenHash = new URL(mail.link!).searchParams.get('token')!;
-    const { data, error } = await server.client().auth.verifyOtp({ token_hash: tokenHash, type: 'signup' });
-    expect(error).toBeNull();
-    expect(data.session?.access_token).toBeTruthy();
-    const flows = await server.pool.query(
-      'select 1 from auth.flow_state where user_id = (select id from auth.users where email = $1)',
-      [email],
-    );
-    expect(flows.rowCount).toBe(0);
+    const signup = await mailbox.latest(email);
+    const signupHash = new URL(signup.link!).searchParams.get('token')!;
+    const refused = await server.client().auth.verifyOtp({ token_hash: signupHash, type: 'signup' });
+    expect(refused.error?.status).toBe(400);
+    expect(refused.error?.code).toBe('bad_code_verifier');
+    expect(refused.data.session).toBeNull();
+    // Still the initiator's: the link gives a code that only the verifier exchanges.
+    const code = (await follow(signup.link!)).searchParams.get('code')!;
+    expect((await exchange(code, v)).status).toBe(200);
+
+    // Every kind of e-mail link: a recovery link (a session that may set the password) and a
+    // magic link, asked for by a PKCE client, are refused the same way.
+    for (const [path, type] of [
+      ['/auth/v1/recover', 'recovery'],
+      ['/auth/v1/otp', 'magiclink'],
+    ] as const) {
+      await allowAnotherEmail(server);
+      const asked = await call(server, 'POST', `${path}?redirect_to=${encodeURIComponent(CALLBACK)}`, {
+        body: { email, code_challenge: challengeOf(v), code_challenge_method: 's256' },
+      });
+      expect(asked.status).toBe(200);
+      const mail = await mailbox.latest(email);
+      const tokenHash = new URL(mail.link!).searchParams.get('token')!;
+      expect(tokenHash).toMatch(/^pkce_/);
+      const res = await call(server, 'POST', '/auth/v1/verify', { body: { type, token_hash: tokenHash } });
+      expect({ type, status: res.status, code: res.body.error_code }).toEqual({
+        type,
+        status: 400,
+        code: 'bad_code_verifier',
+      });
+      expect(res.body.access_token).toBeUndefined();
+      // The person who typed the e-mail's code into the app still signs in (verifyOtp with email).
+      const typed = await server.client().auth.verifyOtp({ email, token: mail.code!, type: 'email' });
+      expect(typed.error).toBeNull();
+      expect(typed.data.session?.user.email).toBe(email);
+    }
   });
 });

@@ -147,21 +147,34 @@ export async function issueOneTimeToken(
 /**
  * Consumes the live token whose link value is `linkToken` and whose type is one of `types`:
  * deleted in the same statement, so a second use finds nothing. Null when there is no such live
- * token (unknown, tampered, reused, expired or of another type).
+ * token (unknown, tampered, reused, expired or of another type). A token issued for a PKCE flow
+ * is consumed only when `pkceFlows` says the caller ends in the flow's code exchange; otherwise
+ * it is left as it is and `{ pkce: true }` says why nothing was consumed.
  */
 export async function consumeByLinkToken(
   tx: Tx,
   linkToken: string,
   types: readonly OneTimeTokenType[],
-): Promise<ConsumedToken | null> {
+  options: { pkceFlows: boolean },
+): Promise<ConsumedToken | { pkce: true } | null> {
+  const hash = hashLinkToken(linkToken);
   const result = await tx.query<TokenRow>(
     `delete from auth.one_time_tokens
      where token_hash = $1 and token_type = any($2::text[]) and expires_at > now()
+       and ($3 or flow_state_id is null)
      returning id, user_id, token_type, relates_to, flow_state_id, created_at, otp_hash`,
-    [hashLinkToken(linkToken), [...types]],
+    [hash, [...types], options.pkceFlows],
   );
   const row = result.rows[0];
-  return row ? toConsumed(row) : null;
+  if (row) return toConsumed(row);
+  if (options.pkceFlows) return null;
+  const pkce = await tx.query(
+    `select 1 from auth.one_time_tokens
+     where token_hash = $1 and token_type = any($2::text[]) and expires_at > now()
+       and flow_state_id is not null`,
+    [hash, [...types]],
+  );
+  return pkce.rowCount ? { pkce: true } : null;
 }
 
 export type OtpOutcome =

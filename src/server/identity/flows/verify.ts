@@ -22,6 +22,15 @@ import { openSession } from '../sessions.js';
 import { findUserById, isBanned, normalizeEmail, updateUser, type UserWithIdentities } from '../users.js';
 import { tokenResponse, type IdentityDeps, type RequestContext, type TokenResponse } from './context.js';
 
+export const verifyErrors = {
+  pkceLinkNeedsExchange: () =>
+    authError(
+      400,
+      'bad_code_verifier',
+      'This link belongs to a PKCE flow: open it in the browser that asked for it, which exchanges its code with the code verifier',
+    ),
+};
+
 /** GoTrue's verification types (VerifyParams.Type). */
 export const VERIFICATION_TYPES = [
   'signup',
@@ -194,7 +203,13 @@ async function verifyToken(
   const outcome = await withService(deps.pool, async (tx): Promise<Verified | null> => {
     let token: ConsumedToken | null = null;
     if (handler && 'tokenHash' in input) {
-      token = await consumeByLinkToken(tx, input.tokenHash, handler.tokenTypes);
+      // A link issued for a PKCE flow is bound to the browser that asked for it: it yields a
+      // session only through GET /verify's code and that browser's verifier, never here.
+      const found = await consumeByLinkToken(tx, input.tokenHash, handler.tokenTypes, {
+        pkceFlows: options.pkceCode,
+      });
+      if (found && 'pkce' in found) throw verifyErrors.pkceLinkNeedsExchange();
+      token = found;
     } else if (handler && 'email' in input) {
       const result = await consumeByOtp(tx, deps.email.tokenKey, {
         address: input.email,
