@@ -14,6 +14,7 @@ import { createLogger } from './logger.js';
 import { createHttpServer } from './http/server.js';
 import { createPageGate } from './http/page-gate.js';
 import { createMetrics, METRICS_PATH } from './observability/metrics.js';
+import { startTracing, traceClient } from './observability/tracing.js';
 import { createPlatform, isPlatformPath } from './platform.js';
 import { assertProductionReady, ProductionGapError } from './production-checks.js';
 import { FREQUENCIES, SCHEDULES } from './digest/frequency.js';
@@ -51,7 +52,10 @@ async function main(): Promise<void> {
   // Before the database: a build needs none, and a failed build then leaves nothing running.
   await ensureWebBuild();
   const database = await openDatabase(config);
+  // Before the pool: every connection it makes is then traced (when an OTLP endpoint is set).
+  const tracing = startTracing();
   const pool = createPool(database.url, poolOptionsFrom(config.database));
+  if (tracing.enabled) pool.on('connect', traceClient);
   releaseDatabase = async () => {
     await pool.end();
     await database.stop();
@@ -105,26 +109,30 @@ async function main(): Promise<void> {
     listener: (req: IncomingMessage, res: ServerResponse) => {
       const pathname = (req.url ?? '/').split('?')[0] ?? '/';
       metrics.observe(req, res);
-      let handled: unknown;
-      if (pathname === METRICS_PATH && req.method === 'GET') {
-        handled = metrics.serve(req, res);
-      } else if (isPlatformPath(pathname) || !web) {
-        handled = platformListener(req, res);
-      } else {
-        // Decided before the stamp, which keeps or overwrites what the request says about its client.
-        const selfRequest = pages.isSelfRequest(req);
-        // Pages cannot see the socket: tell them who is connected, overwriting any claim the client made.
-        const client = stampClientAddress(req, config.trustProxy);
-        handled = selfRequest ? web(req, res) : pages.run(req, res, client, web);
-      }
-      // Both handlers answer their own errors; this only keeps a bug there from killing the process.
-      Promise.resolve(handled).catch((error: unknown) => {
-        logger.error({ err: error, path: pathname }, 'unhandled request error');
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-        res.end();
-      });
+      tracing.request(req, res, () => route(req, res, pathname));
     },
   });
+  // Where each request goes; inside its span when tracing is on.
+  function route(req: IncomingMessage, res: ServerResponse, pathname: string): void {
+    let handled: unknown;
+    if (pathname === METRICS_PATH && req.method === 'GET') {
+      handled = metrics.serve(req, res);
+    } else if (isPlatformPath(pathname) || !web) {
+      handled = platformListener(req, res);
+    } else {
+      // Decided before the stamp, which keeps or overwrites what the request says about its client.
+      const selfRequest = pages.isSelfRequest(req);
+      // Pages cannot see the socket: tell them who is connected, overwriting any claim the client made.
+      const client = stampClientAddress(req, config.trustProxy);
+      handled = selfRequest ? web(req, res) : pages.run(req, res, client, web);
+    }
+    // Both handlers answer their own errors; this only keeps a bug there from killing the process.
+    Promise.resolve(handled).catch((error: unknown) => {
+      logger.error({ err: error, path: pathname }, 'unhandled request error');
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end();
+    });
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
@@ -193,6 +201,8 @@ async function main(): Promise<void> {
       // The mail batch being sent completes; unsent mail stays in the outbox for the next start.
       await mail?.stop();
       schemaCache.close();
+      // Spans still buffered are exported before the process goes.
+      await tracing.shutdown().catch(() => undefined);
       await pool.end();
       await database.stop();
       process.exit(0);
