@@ -57,8 +57,14 @@ export function exchange(
 /** Opens a connection from `localAddress` and sends nothing; resolves once connected. */
 export function openIdle(port: number, localAddress: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: '127.0.0.1', localAddress }, () => resolve(socket));
-    socket.on('error', (error) => (socket.connecting ? reject(error) : undefined));
+    let connected = false;
+    const socket = connect({ port, host: '127.0.0.1', localAddress }, () => {
+      connected = true;
+      resolve(socket);
+    });
+    // Read (and drop) whatever comes, so the server's closing is seen as 'end' and 'close'.
+    socket.resume();
+    socket.on('error', (error) => (connected ? undefined : reject(error)));
   });
 }
 
