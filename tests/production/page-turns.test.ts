@@ -1,7 +1,8 @@
 // Page requests take fair turns as data-API requests do: one signed-in user keeping four dozen
 // page renders in flight runs WEB_CALLER_CONCURRENCY of them at once, so another user's pages are
 // answered in a fraction of the time the busy user's own wait, and every request of both is still
-// answered. The caller is told by the session cookie (a user) as the pages tell it.
+// answered. The two users connect from one address: the caller is told by the session cookie, as
+// the pages tell who is signed in.
 import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import {
@@ -67,7 +68,8 @@ test(
     const busyCookie = await signedInCookie('busy-pages@example.com');
     const otherCookie = await signedInCookie('other-pages@example.com');
     const busyAgent = new Agent({ keepAlive: true, maxSockets: BUSY_IN_FLIGHT, localAddress: '127.0.0.7' });
-    const otherAgent = new Agent({ keepAlive: true, maxSockets: 1, localAddress: '127.0.0.8' });
+    // The same address for both: only the session cookie tells them apart.
+    const otherAgent = new Agent({ keepAlive: true, maxSockets: 1, localAddress: '127.0.0.7' });
     // Both pages render once before the clock starts (the first render of a route compiles nothing
     // in a production build, but warms its modules).
     expect((await page(otherAgent, '/settings/profile', otherCookie)).status).toBe(200);
