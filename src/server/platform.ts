@@ -12,7 +12,7 @@ import { billingRoutes, createWebhookHandler } from './billing/routes.js';
 import type { Config } from './config.js';
 import { mailHealth } from './mail/health.js';
 import { createDataApi, dataApiRoutes } from './data-api/routes.js';
-import { SchemaCache } from './data-api/schema-cache.js';
+import { SchemaCache, schemaWatchFor } from './data-api/schema-cache.js';
 import { turnDigestOff } from './digest/preferences.js';
 import { digestRoutes } from './digest/routes.js';
 import { runDigest } from './digest/run.js';
@@ -205,7 +205,7 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     }),
   );
 
-  const schemaCache = new SchemaCache(pool, logger, config.dataApi.schemas);
+  const schemaCache = new SchemaCache(pool, logger, config.dataApi.schemas, schemaWatchFor(config.database));
   const dataApi = createDataApi({
     pool,
     schemaCache,

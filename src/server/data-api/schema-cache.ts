@@ -1,7 +1,8 @@
 // In charge of knowing what the data API may touch: the tables, columns, keys, relationships and
 // functions of the exposed schemas (`public` unless DATA_API_SCHEMAS names others), read from
-// pg_catalog. Reloaded when migrations announce a change (NOTIFY tenantry_schema) and on demand.
-// Nothing outside the exposed schemas is ever listed.
+// pg_catalog. Reloaded when migrations announce a change (NOTIFY tenantry_schema), when the
+// catalog changes (polled instead, behind a transaction-mode pooler that cannot hold a LISTEN), and
+// on demand. Nothing outside the exposed schemas is ever listed.
 import pg from 'pg';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
@@ -334,15 +335,56 @@ function relationshipsThroughViews(keys: Relationship[], views: ViewColumns): Re
   return out;
 }
 
+/**
+ * How the cache hears of changes made elsewhere: LISTEN on a connection of its own (to the pool's
+ * database, or to `url`: a direct address past a transaction-mode pooler, where a LISTEN would
+ * hold nothing), or polling the catalog every `intervalMs` (decision 0054).
+ */
+export type SchemaWatch = { kind: 'listen'; url?: string } | { kind: 'poll'; intervalMs: number };
+
+/** The watch the database settings call for: a listen URL wins; a transaction-mode pooler polls. */
+export function schemaWatchFor(database: {
+  pooler: 'none' | 'session' | 'transaction';
+  listenUrl: string | undefined;
+  schemaPollIntervalMs: number;
+}): SchemaWatch {
+  if (database.listenUrl) return { kind: 'listen', url: database.listenUrl };
+  if (database.pooler === 'transaction') return { kind: 'poll', intervalMs: database.schemaPollIntervalMs };
+  return { kind: 'listen' };
+}
+
+/** `count:sum of xmin` of a catalog's rows that concern the exposed schemas. */
+const catalogPart = (from: string, where: string) =>
+  `(select count(*) || ':' || coalesce(sum(x.xmin::text::bigint), 0) from ${from} x where ${where})`;
+
+/**
+ * A value that changes whenever anything the cache reads changes. Every DDL statement writes a
+ * new version of the catalog rows it touches (new rows, new xmin), committed or not at all; the
+ * in-place updates VACUUM and ANALYZE make keep xmin, so statistics do not count as changes.
+ */
+const CATALOG_VERSION = `
+  with ns as (select oid from pg_namespace where nspname = any($1::text[])),
+       rel as (select oid from pg_class where relnamespace in (select oid from ns))
+  select concat_ws(' ',
+    ${catalogPart('pg_namespace', 'x.oid in (select oid from ns)')},
+    ${catalogPart('pg_class', 'x.oid in (select oid from rel)')},
+    ${catalogPart('pg_attribute', 'x.attrelid in (select oid from rel)')},
+    ${catalogPart('pg_attrdef', 'x.adrelid in (select oid from rel)')},
+    ${catalogPart('pg_constraint', 'x.conrelid in (select oid from rel) or x.connamespace in (select oid from ns)')},
+    ${catalogPart('pg_rewrite', 'x.ev_class in (select oid from rel)')},
+    ${catalogPart('pg_proc', 'x.pronamespace in (select oid from ns)')},
+    ${catalogPart('pg_type', 'x.typnamespace in (select oid from ns)')}
+  ) as version`;
+
 const CHANNEL = 'tenantry_schema';
 /** A miss (unknown table, function…) reloads at most this often, so probing names stays cheap. */
 const MISS_RELOAD_INTERVAL_MS = 1000;
 const LISTEN_RETRY_MS = 2000;
 
 /**
- * Holds the current schema; a reload swaps it atomically. The first use starts a LISTEN on a
- * dedicated connection (a pool client held forever would keep pool.end() from finishing), and
- * stops when the pool ends.
+ * Holds the current schema; a reload swaps it atomically. The first use starts watching for
+ * changes (see SchemaWatch): a LISTEN on a dedicated connection (a pool client held forever would
+ * keep pool.end() from finishing), or a poll of the catalog; either stops when the pool ends.
  */
 export class SchemaCache {
   private current: Promise<Map<string, Schema>> | undefined;
@@ -353,12 +395,17 @@ export class SchemaCache {
   private listening = false;
   private closed = false;
   private watchdog: NodeJS.Timeout | undefined;
+  private poller: NodeJS.Timeout | undefined;
+  private polling = false;
+  /** the catalog's version read just before the schema in use was (polling only) */
+  private version: string | undefined;
 
   constructor(
     private readonly pool: Pool,
     private readonly logger: Logger,
     /** the exposed schemas, the default one (used without a profile header) first */
     readonly schemas: readonly string[] = ['public'],
+    private readonly watch: SchemaWatch = { kind: 'listen' },
   ) {}
 
   /** One exposed schema (the default one unless named); the request has already checked the name. */
@@ -418,16 +465,44 @@ export class SchemaCache {
 
   private async load(): Promise<Map<string, Schema>> {
     const started = Date.now();
+    // Read first: a change made while the catalog is read then shows as a new version next time.
+    if (this.watch.kind === 'poll') this.version = await this.catalogVersion();
     const schema = await loadAll(this.pool, this.schemas);
     this.loadedAt = started;
     return schema;
   }
 
-  /** Subscribes to NOTIFY tenantry_schema so migrations applied by any instance reach this one. */
+  private async catalogVersion(): Promise<string> {
+    const result = await this.pool.query<{ version: string }>(CATALOG_VERSION, [this.schemas]);
+    return result.rows[0]!.version;
+  }
+
+  /** Reloads when the catalog's version differs from the one the schema in use was read at. */
+  private async poll(): Promise<void> {
+    if (this.polling || this.closed || this.pool.ending || this.version === undefined) return;
+    this.polling = true;
+    try {
+      if ((await this.catalogVersion()) !== this.version) await this.reloadAll();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'schema cache could not check the catalog; trying again');
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /**
+   * Starts watching for schema changes: subscribes to NOTIFY tenantry_schema (so migrations
+   * applied by any instance reach this one) or polls the catalog, as the watch says.
+   */
   listen(): void {
     if (this.listening || this.closed) return;
     this.listening = true;
-    void this.connectListener(false);
+    if (this.watch.kind === 'poll') {
+      this.poller = setInterval(() => void this.poll(), this.watch.intervalMs);
+      this.poller.unref();
+    } else {
+      void this.connectListener(false);
+    }
     // The pool has no "ended" event; this check lets the listener go when the pool is shut down.
     this.watchdog = setInterval(() => {
       if (this.pool.ending) this.close();
@@ -437,7 +512,11 @@ export class SchemaCache {
 
   private async connectListener(reconnecting: boolean): Promise<void> {
     if (this.closed || this.pool.ending) return;
-    const client = new pg.Client({ ...this.pool.options, application_name: 'tenantry schema listener' });
+    const client = new pg.Client({
+      ...this.pool.options,
+      ...(this.watch.kind === 'listen' && this.watch.url ? { connectionString: this.watch.url } : {}),
+      application_name: 'tenantry schema listener',
+    });
     let failed = false;
     const retry = () => {
       if (failed) return;
@@ -472,6 +551,7 @@ export class SchemaCache {
   close(): void {
     this.closed = true;
     if (this.watchdog) clearInterval(this.watchdog);
+    if (this.poller) clearInterval(this.poller);
     const client = this.listener;
     this.listener = undefined;
     if (client) {

@@ -1,11 +1,12 @@
 // In charge of applying the plain SQL files in db/migrations in name order, exactly once each,
-// recording them, and serialising concurrent runners (several instances starting together), after
-// checking that the connected role can install at all (preflight.ts).
+// recording them, and serialising concurrent runners (several instances starting together, also
+// through a transaction-mode pooler), after checking that the connected role can install at all
+// (preflight.ts).
 import { readdirSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Pool } from './pool.js';
+import type { Pool, PoolClient } from './pool.js';
 import { checkDatabaseSetup } from './preflight.js';
 
 export const MIGRATIONS_DIR = path.resolve(
@@ -13,7 +14,7 @@ export const MIGRATIONS_DIR = path.resolve(
   '../../../db/migrations',
 );
 
-// Arbitrary constant shared by every instance: the advisory lock that serialises migration runs.
+// Arbitrary constant shared by every instance: the advisory lock that serialises migrations.
 const MIGRATION_LOCK_KEY = 7_262_019_001;
 
 /**
@@ -33,6 +34,26 @@ export interface MigrationResult {
   skipped: number;
 }
 
+/**
+ * Runs `step` in a transaction that holds the migration lock until it commits or rolls back. The
+ * lock is transaction-level: a session-level lock stays with whichever server connection a
+ * transaction-mode pooler gave the statement that took it, so the runner's next statements would
+ * not hold it (another runner, handed that connection, would take it again) and its unlock would
+ * miss it, leaving it held for good (decision 0054).
+ */
+async function locked<T>(client: PoolClient, step: () => Promise<T>): Promise<T> {
+  await client.query('begin');
+  try {
+    await client.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    const result = await step();
+    await client.query('commit');
+    return result;
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  }
+}
+
 export async function migrate(pool: Pool, dir = MIGRATIONS_DIR): Promise<MigrationResult> {
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.sql'))
@@ -42,48 +63,61 @@ export async function migrate(pool: Pool, dir = MIGRATIONS_DIR): Promise<Migrati
   await checkDatabaseSetup(pool);
   const client = await pool.connect();
   try {
-    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    await client.query(`
-      create schema if not exists internal;
-      create table if not exists internal.schema_migrations (
-        name text primary key,
-        checksum text not null,
-        applied_at timestamptz not null default now()
-      )`);
-    const done = await client.query<{ name: string; checksum: string }>(
-      'select name, checksum from internal.schema_migrations',
-    );
-    const recorded = new Map(done.rows.map((r) => [r.name, r.checksum]));
+    const recorded = await locked(client, async () => {
+      await client.query(`
+        create schema if not exists internal;
+        create table if not exists internal.schema_migrations (
+          name text primary key,
+          checksum text not null,
+          applied_at timestamptz not null default now()
+        )`);
+      const done = await client.query<{ name: string; checksum: string }>(
+        'select name, checksum from internal.schema_migrations',
+      );
+      return new Map(done.rows.map((r) => [r.name, r.checksum]));
+    });
     const applied: string[] = [];
     for (const file of files) {
       const sql = readFileSync(path.join(dir, file), 'utf8');
       const checksum = createHash('sha256').update(sql).digest('hex');
-      const previous = recorded.get(file);
-      if (previous !== undefined) {
+      const unchanged = (previous: string) => {
         if (previous !== checksum && !EARLIER_TEXTS[file]?.includes(previous)) {
           throw new Error(`Migration ${file} was changed after it was applied; add a new migration instead`);
         }
+      };
+      const previous = recorded.get(file);
+      if (previous !== undefined) {
+        unchanged(previous);
         continue;
       }
-      await client.query('begin');
-      try {
-        await client.query(sql);
+      // Each migration in a transaction of its own that holds the lock: another instance may have
+      // applied it since the list above was read, so it is read again under the lock.
+      const ran = await locked(client, async () => {
+        const now = await client.query<{ checksum: string }>(
+          'select checksum from internal.schema_migrations where name = $1',
+          [file],
+        );
+        if (now.rows[0]) {
+          unchanged(now.rows[0].checksum);
+          return false;
+        }
+        try {
+          await client.query(sql);
+        } catch (error) {
+          throw new Error(`Migration ${file} failed: ${(error as Error).message}`, { cause: error });
+        }
         await client.query('insert into internal.schema_migrations (name, checksum) values ($1, $2)', [
           file,
           checksum,
         ]);
-        await client.query('commit');
-      } catch (error) {
-        await client.query('rollback');
-        throw new Error(`Migration ${file} failed: ${(error as Error).message}`, { cause: error });
-      }
-      applied.push(file);
+        // Delivered at commit: every data-API instance listening reloads its schema cache.
+        await client.query(`select pg_notify('tenantry_schema', 'reload')`);
+        return true;
+      });
+      if (ran) applied.push(file);
     }
-    // Tell every data-API instance to reload its schema cache.
-    if (applied.length > 0) await client.query(`select pg_notify('tenantry_schema', 'reload')`);
     return { applied, skipped: files.length - applied.length };
   } finally {
-    await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
     client.release();
   }
 }

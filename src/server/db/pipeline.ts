@@ -3,9 +3,11 @@
 // statement is a prepared statement of its connection, named when its text is first sent there
 // (Parse and Describe ride in the same message), so PostgreSQL parses it once per connection and
 // can keep its plan; the results are read with the row descriptions recorded then (decision 0027).
+// On a pool whose statements must not be named (behind a transaction-mode pooler, decision 0054)
+// every statement is the unnamed one, parsed each time.
 import { randomBytes } from 'node:crypto';
 import pgUtils from 'pg/lib/utils.js';
-import type { PoolClient } from './pool.js';
+import { preparesStatements, type PoolClient } from './pool.js';
 
 export interface PipelineStatement {
   text: string;
@@ -107,6 +109,8 @@ class StatementPipeline {
     /** what this round trip runs (read by tests that count round trips) */
     readonly statements: readonly PipelineStatement[],
     private readonly types: TypeParsers,
+    /** statements may be named and kept on this connection */
+    private readonly prepares: boolean,
     timeoutMs: number | undefined,
     callback: (error: Error | null, rows?: Rows[]) => void,
   ) {
@@ -157,9 +161,7 @@ class StatementPipeline {
     try {
       // Room for the statements this pipeline may keep: closing a statement cannot fail, so the
       // closes go first and are done whatever happens after them.
-      const fresh = this.statements.filter(
-        (s) => s.text.length <= MAX_KEPT_STATEMENT_TEXT && !kept.statements.has(s.text),
-      );
+      const fresh = this.statements.filter((s) => this.keeps(s.text) && !kept.statements.has(s.text));
       const freshLength = fresh.reduce((sum, s) => sum + s.text.length, 0);
       for (const [text, prepared] of kept.statements) {
         if (
@@ -180,7 +182,7 @@ class StatementPipeline {
           kept.statements.delete(text);
           kept.statements.set(text, prepared);
         } else if (!prepared) {
-          const keep = text.length <= MAX_KEPT_STATEMENT_TEXT;
+          const keep = this.keeps(text);
           prepared = { name: keep ? `${NAME_PREFIX}${(nextName++).toString(36)}` : '', fields: null };
           connection.parse({ name: prepared.name, text, types: [] });
           connection.describe({ type: 'S', name: prepared.name });
@@ -203,6 +205,11 @@ class StatementPipeline {
       connection.stream.uncork?.();
     }
     return null;
+  }
+
+  /** Whether a statement of this text is prepared under a name and kept. */
+  private keeps(text: string): boolean {
+    return this.prepares && text.length <= MAX_KEPT_STATEMENT_TEXT;
   }
 
   handleRowDescription(message: { fields: FieldDescription[] }): void {
@@ -284,8 +291,12 @@ export function runPipeline(
   timeoutMs?: number,
 ): Promise<Rows[]> {
   return new Promise((resolve, reject) => {
-    const pipeline = new StatementPipeline(statements, client, timeoutMs, (error, rows) =>
-      error ? reject(error) : resolve(rows!),
+    const pipeline = new StatementPipeline(
+      statements,
+      client,
+      preparesStatements(client),
+      timeoutMs,
+      (error, rows) => (error ? reject(error) : resolve(rows!)),
     );
     (client as unknown as { query(submittable: StatementPipeline): void }).query(pipeline);
   });

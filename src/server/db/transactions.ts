@@ -4,7 +4,7 @@
 import type { QueryConfig } from 'pg';
 import { cancelBackend } from './cancel.js';
 import { runPipeline } from './pipeline.js';
-import { statementTimeoutOf, type Pool, type PoolClient } from './pool.js';
+import { idleLimitPerTransactionOf, statementTimeoutOf, type Pool, type PoolClient } from './pool.js';
 
 /** The database roles a request can act as; anything else is refused before reaching SQL. */
 export const REQUEST_ROLES = ['anon', 'authenticated', 'service_role'] as const;
@@ -86,13 +86,30 @@ async function onConnection<T>(pool: Pool, run: (tx: Tx) => Promise<T>): Promise
   }
 }
 
+const IDLE_LIMIT_TEXT = `select set_config('idle_in_transaction_session_timeout', $1, true)`;
+
+/**
+ * `begin`, with the transaction's own idle-in-transaction limit in the same round trip when the
+ * pool's connections do not carry it: a pooler refuses it as a start-up parameter, and a
+ * transaction-mode pooler gives each transaction whichever server connection is free, so only a
+ * setting made inside the transaction is sure to be where the transaction runs (decision 0054).
+ */
+function opening(pool: Pool): Statement[] {
+  const begin: Statement = { text: 'begin', values: [] };
+  const limit = idleLimitPerTransactionOf(pool);
+  if (limit === null) return [begin];
+  return [begin, { text: IDLE_LIMIT_TEXT, values: [String(limit)] }];
+}
+
 function inTransaction<T>(
   pool: Pool,
   setup: (tx: Tx) => Promise<void>,
   fn: (tx: Tx) => Promise<T>,
 ): Promise<T> {
   return onConnection(pool, async (tx) => {
-    await tx.query('begin');
+    const open = opening(pool);
+    // A bare begin as before; with the limit, both in one round trip.
+    await (open.length === 1 ? tx.query('begin') : runPipeline(tx, open));
     await setup(tx);
     const result = await fn(tx);
     await tx.query('commit');
@@ -185,8 +202,9 @@ export async function withServiceFolded<T>(
   >,
 ): Promise<T> {
   return onConnection(pool, async (tx) => {
-    const opened = await runPipeline(tx, [{ text: 'begin', values: [] }, first]);
-    const result = await fn(tx, opened[1] ?? []);
+    const open = opening(pool);
+    const opened = await runPipeline(tx, [...open, first]);
+    const result = await fn(tx, opened[open.length] ?? []);
     if (!result.last) {
       await tx.query('commit');
       return (result as { value: T }).value;
@@ -253,21 +271,26 @@ export async function runStatementsAsCaller(
   if (!REQUEST_ROLES.includes(claims.role)) {
     throw new Error(`Refusing to run as unknown role ${String(claims.role)}`);
   }
+  const end = options.rollback ? 'rollback' : 'commit';
+  // Without an explicit begin, the round trip is one transaction that PostgreSQL commits when it
+  // ends; a rollback, or a check before the commit, needs the transaction kept open.
+  const explicit = options.rollback === true || options.beforeCommit !== undefined;
+  const idleLimit = idleLimitPerTransactionOf(pool);
   const settings: (readonly [string, string])[] = [
     ['request.jwt.claims', JSON.stringify(claims)],
     ['role', claims.role],
     ['statement_timeout', String(statementTimeoutOf(pool))],
     ...(options.readOnly ? [['transaction_read_only', 'on'] as [string, string]] : []),
+    // Only a transaction kept open past its round trip can sit idle in it (see `opening`).
+    ...(explicit && idleLimit !== null
+      ? [['idle_in_transaction_session_timeout', String(idleLimit)] as [string, string]]
+      : []),
     ...(options.settings ?? []),
   ];
   const setup: Statement = {
     text: callerSetupText(setConfigText(settings.length), claims),
     values: settings.flat(),
   };
-  const end = options.rollback ? 'rollback' : 'commit';
-  // Without an explicit begin, the round trip is one transaction that PostgreSQL commits when it
-  // ends; a rollback, or a check before the commit, needs the transaction kept open.
-  const explicit = options.rollback === true || options.beforeCommit !== undefined;
   const pipeline: Statement[] = explicit
     ? [{ text: 'begin', values: [] }, setup, ...statements]
     : [setup, ...statements];
