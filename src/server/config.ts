@@ -1,6 +1,7 @@
 // In charge of reading the process environment once, validating it, and (in local mode only)
 // generating and persisting the development secrets so a zero-configuration start just works.
 import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { SignJWT } from 'jose';
@@ -41,7 +42,25 @@ export interface RateLimits {
   verifyFailuresPerAddress: number;
   /** wrong TOTP codes per factor (recovery codes per user) per window */
   mfaFailuresPerFactor: number;
+  /** password changes (PUT /user with a password, the web app's forms) per user per window */
+  passwordChangesPerUser: number;
   windowSeconds: number;
+}
+
+/** What one identity caller may cost the process: memory per token, password hashing time. */
+export interface IdentityLimits {
+  /** bytes of JSON in one user's user_metadata, and in its app_metadata (copied into every token) */
+  metadataMaxBytes: number;
+  /** bytes the verified-token cache may hold; the oldest tokens are forgotten first */
+  verifiedTokenCacheBytes: number;
+  /** password hashes (argon2id, bcrypt) computed at once, whoever asks */
+  passwordHashConcurrency: number;
+  /** password hashes one caller (user, or address when anonymous) may have running or waiting */
+  passwordHashesPerCaller: number;
+  /** password hashes waiting, all callers together; more are refused until the queue drains */
+  passwordHashQueue: number;
+  /** seconds after a recovery link signs someone in that they may set a password without the old one */
+  recoverySessionSeconds: number;
 }
 
 /** The e-mail identity lifecycle: links, codes, redirects and the e-mails themselves. */
@@ -137,6 +156,7 @@ export interface Config {
   mfa: MfaConfig;
 }
 
+  identity: IdentityLimits;
 /** TOTP second factors. */
 export interface MfaConfig {
   /** the server secret TOTP secrets are sealed with (MFA_ENCRYPTION_KEY, else JWT_SECRET) */
@@ -304,6 +324,18 @@ const envSchema = z.object({
   RATE_LIMIT_MFA_FAILURES: positiveInt.default(5),
   MFA_ENCRYPTION_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   MFA_CHALLENGE_EXPIRY: positiveInt.min(30).max(3600).default(300),
+  RATE_LIMIT_PASSWORD_CHANGES: positiveInt.default(10),
+  METADATA_MAX_BYTES: positiveInt.min(256).max(1_048_576).default(4096),
+  VERIFIED_TOKEN_CACHE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(4 * 1024 * 1024 * 1024)
+    .default(32 * 1024 * 1024),
+  PASSWORD_HASH_CONCURRENCY: positiveInt.max(256).optional(),
+  PASSWORD_HASHES_PER_CALLER: positiveInt.max(10_000).default(4),
+  PASSWORD_HASH_QUEUE: positiveInt.max(1_000_000).default(256),
+  RECOVERY_SESSION_WINDOW: positiveInt.max(86400).default(900),
   MFA_MAX_ENROLLED_FACTORS: positiveInt.max(100).default(10),
   SITE_URL: z.url().optional(),
   URI_ALLOW_LIST: commaList.default([]),
@@ -571,6 +603,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     logLevel: e.LOG_LEVEL,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
+      passwordChangesPerUser: e.RATE_LIMIT_PASSWORD_CHANGES,
     mailDelivery: e.MAIL_DELIVERY ?? (e.SMTP_URL ? 'smtp' : mode === 'local' ? 'outbox' : undefined),
     appUrlGiven: e.APP_URL !== undefined,
     metricsToken: e.METRICS_TOKEN,
@@ -631,4 +664,21 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       maxEnrolledFactors: e.MFA_MAX_ENROLLED_FACTORS,
     },
   };
+}
+    identity: {
+      metadataMaxBytes: e.METADATA_MAX_BYTES,
+      verifiedTokenCacheBytes: e.VERIFIED_TOKEN_CACHE_BYTES,
+      passwordHashConcurrency: e.PASSWORD_HASH_CONCURRENCY ?? defaultHashConcurrency(env),
+      passwordHashesPerCaller: e.PASSWORD_HASHES_PER_CALLER,
+      passwordHashQueue: e.PASSWORD_HASH_QUEUE,
+      recoverySessionSeconds: e.RECOVERY_SESSION_WINDOW,
+    },
+
+/**
+ * Hashes run in libuv's thread pool (UV_THREADPOOL_SIZE, 4 by default), which file reads, DNS and
+ * compression share: one thread is left for them, and no more hashes run than there are cores.
+ */
+function defaultHashConcurrency(env: Record<string, string | undefined>): number {
+  const threads = Number.parseInt(env.UV_THREADPOOL_SIZE ?? '', 10) || 4;
+  return Math.max(1, Math.min(availableParallelism(), threads - 1));
 }

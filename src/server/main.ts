@@ -62,7 +62,11 @@ async function main(): Promise<void> {
   };
   const migrations = await migrate(pool);
   logger.info({ applied: migrations.applied, alreadyApplied: migrations.skipped }, 'migrations up to date');
-  await syncAppSettings(pool, { appUrl: config.appUrl, maxWorkspacesPerUser: config.maxWorkspacesPerUser });
+  await syncAppSettings(pool, {
+    appUrl: config.appUrl,
+    maxWorkspacesPerUser: config.maxWorkspacesPerUser,
+    maxMetadataBytes: config.identity.metadataMaxBytes,
+  });
   await syncEntitlements(pool, {
     freeSeats: config.freePlanSeats,
     freeProjects: config.freePlanProjects,

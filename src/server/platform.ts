@@ -93,6 +93,7 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     ttlSeconds: config.accessTokenTtlSeconds,
     keys: config.jwtKeys,
     acceptSecret: config.jwtSecretAccepted,
+    verifiedCacheBytes: config.identity.verifiedTokenCacheBytes,
   });
   const identity = new IdentityService(identityDepsFrom(config, pool, signer));
   const keys = { projectApiKey: config.projectApiKey, serviceRoleKey: config.serviceRoleKey };

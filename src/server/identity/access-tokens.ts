@@ -1,11 +1,12 @@
 // In charge of access tokens: minting JWTs with the claims Supabase puts in them (signed by the
 // key set's signing key, or HS256 with JWT_SECRET), and verifying presented tokens for every
-// caller (identity, data API, web app): key chosen by kid, algorithm pinned to that key,
-// signature, expiry, required claims.
+// caller (identity, data API, web app): one spelling per token (canonical base64url, low-S
+// ECDSA), key chosen by kid, algorithm pinned to that key, signature, expiry, required claims.
 import { createHmac, KeyObject, sign } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify, errors as joseErrors, type JWK } from 'jose';
 import { errors } from './errors.js';
 import type { TokenAlg, TokenKey, TokenKeySet } from './signing-keys.js';
+import { VerifiedTokenCache } from './verified-tokens.js';
 
 export interface AmrEntry {
   method: string;
@@ -55,7 +56,7 @@ export interface TokenSigner {
   /** the published public keys (GET /.well-known/jwks.json) */
   jwks: { keys: JWK[] };
   /** tokens already verified, until they expire: clients send the same token with every request */
-  verified: Map<string, AccessTokenClaims>;
+  verified: VerifiedTokenCache;
 }
 
 interface SigningKey {
@@ -76,10 +77,9 @@ export interface SignerOptions {
   keys?: TokenKeySet | null;
   /** HS256 tokens signed with JWT_SECRET are still accepted (the rotation window); default true */
   acceptSecret?: boolean;
+  /** bytes the verified-token cache may hold (VERIFIED_TOKEN_CACHE_BYTES); default 32 MiB */
+  verifiedCacheBytes?: number;
 }
-
-/** Verified tokens remembered at most (the oldest is forgotten first); about 1 kB each. */
-const VERIFIED_TOKENS = 10_000;
 
 function hmacKey(secret: string): Promise<CryptoKey> {
   const bytes = new TextEncoder().encode(secret);
@@ -100,14 +100,33 @@ export function createTokenSigner(options: SignerOptions): TokenSigner {
     byKid: keys?.byKid ?? new Map(),
     legacy,
     jwks: { keys: published },
-    verified: new Map(),
+    verified: new VerifiedTokenCache(options.verifiedCacheBytes ?? 32 * 1024 * 1024),
   };
+}
+
+/** The order of P-256's group: an ECDSA s above half of it is the second spelling of a signature. */
+const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+const P256_HALF_ORDER = P256_ORDER >> 1n;
+
+function bigFrom(bytes: Buffer): bigint {
+  return bytes.length === 0 ? 0n : BigInt(`0x${bytes.toString('hex')}`);
+}
+
+/**
+ * An ES256 signature r||s with s in the lower half: (r, s) and (r, n − s) verify alike, and only
+ * the low one is accepted, so every token we sign has the one spelling verification accepts.
+ */
+function lowS(signature: Buffer): Buffer {
+  const s = bigFrom(signature.subarray(32));
+  if (s <= P256_HALF_ORDER) return signature;
+  const low = Buffer.from((P256_ORDER - s).toString(16).padStart(64, '0'), 'hex');
+  return Buffer.concat([signature.subarray(0, 32), low]);
 }
 
 /**
  * Signs through node:crypto, synchronously: the JWS that jose's SignJWT makes (same header, same
- * claim order; ES256 as r||s, RS256 as PKCS#1 v1.5) without a WebCrypto job and a promise chain
- * per token, which cost more than the signature itself (decision 0031).
+ * claim order; ES256 as r||s with a low s, RS256 as PKCS#1 v1.5) without a WebCrypto job and a
+ * promise chain per token, which cost more than the signature itself (decision 0031).
  */
 function signingKey(alg: TokenAlg, kid: string | null, key: KeyObject | Buffer): SigningKey {
   const header = Buffer.from(JSON.stringify({ alg, typ: 'JWT', ...(kid ? { kid } : {}) })).toString(
@@ -116,7 +135,7 @@ function signingKey(alg: TokenAlg, kid: string | null, key: KeyObject | Buffer):
   const signWith: Record<TokenAlg, (input: string) => Buffer> = {
     HS256: (input) => createHmac('sha256', key).update(input).digest(),
     ES256: (input) =>
-      sign('sha256', Buffer.from(input), { key: key as KeyObject, dsaEncoding: 'ieee-p1363' }),
+      lowS(sign('sha256', Buffer.from(input), { key: key as KeyObject, dsaEncoding: 'ieee-p1363' })),
     RS256: (input) => sign('sha256', Buffer.from(input), key as KeyObject),
   };
   const signInput = signWith[alg];
@@ -162,9 +181,35 @@ export async function verifyAccessToken(signer: TokenSigner, token: string): Pro
     throw errors.badJwt('token is expired');
   }
   const claims = await verifySignedToken(signer, token);
+  // Only the one canonical spelling of a token got here, so the cache holds each token once.
   signer.verified.set(token, claims);
-  if (signer.verified.size > VERIFIED_TOKENS) signer.verified.delete(signer.verified.keys().next().value!);
   return claims;
+}
+
+/**
+ * Refuses every spelling of a token but its one canonical form, before any key is used. A JWS
+ * segment whose last base64url character carries nonzero spare bits decodes to the same bytes
+ * as the canonical one (an ES256 or 2048-bit RS256 signature has 4 such bits, 16 spellings;
+ * HS256 has 2, 4 spellings), and an ECDSA signature verifies with s or n − s: left open, one token had 32
+ * spellings, each verified and remembered on its own.
+ */
+function requireCanonical(token: string, alg: TokenAlg): void {
+  const segments = token.split('.');
+  if (segments.length !== 3) throw errors.badJwt(`${UNVERIFIABLE}, token is malformed`);
+  for (const segment of segments) {
+    if (
+      !/^[A-Za-z0-9_-]*$/.test(segment) ||
+      Buffer.from(segment, 'base64url').toString('base64url') !== segment
+    ) {
+      throw errors.badJwt(`${UNVERIFIABLE}, token is malformed: not canonical base64url`);
+    }
+  }
+  if (alg === 'ES256') {
+    const signature = Buffer.from(segments[2]!, 'base64url');
+    if (signature.length === 64 && bigFrom(signature.subarray(32)) > P256_HALF_ORDER) {
+      throw errors.badJwt(`${UNVERIFIABLE}, token signature is invalid: signature is not canonical (high S)`);
+    }
+  }
 }
 
 /** GoTrue's wording, which clients match on: every refusal of the signature says this first. */
@@ -213,6 +258,7 @@ export async function isAdminToken(signer: TokenSigner, token: string): Promise<
 
 async function verifiedPayload(signer: TokenSigner, token: string): Promise<Record<string, unknown>> {
   const { alg, key } = await keyFor(signer, token);
+  requireCanonical(token, alg);
   let payload: Record<string, unknown>;
   try {
     ({ payload } = await jwtVerify(token, key, { algorithms: [alg] }));

@@ -4,6 +4,7 @@ import { HttpError, isHttpError } from '../http/errors.js';
 import type { Reply } from '../http/reply.js';
 import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.js';
 import type { Logger } from '../logger.js';
+import { metadataRefusal } from './metadata-bound.js';
 
 /** OAuth-style category for the spec's `error` field; GoTrue's own code goes in `error_code`. */
 const OAUTH_ERROR: Record<string, string> = {
@@ -53,6 +54,9 @@ export function authErrorReply(error: HttpError): Reply {
 export function authFailure(error: unknown, logger: Logger, path: string): HttpError {
   if (isHttpError(error)) return error;
   if (isDatabaseUnavailable(error)) return databaseUnavailable(error);
+  // Metadata over METADATA_MAX_BYTES, refused by the database on whichever path wrote it.
+  const refusal = metadataRefusal(error);
+  if (refusal) return refusal;
   logger.error({ err: error, path }, 'identity request failed');
   return new HttpError(500, 'Internal server error', { code: 'unexpected_failure' });
 }

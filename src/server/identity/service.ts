@@ -19,6 +19,7 @@ import * as identities from './flows/identities.js';
 import * as oauth from './flows/oauth.js';
 import * as user from './flows/user.js';
 import * as verify from './flows/verify.js';
+import { checkMetadataBound } from './metadata-bound.js';
 import { createOneTimeTokenKey } from './one-time-tokens.js';
 import { createRedirectPolicy } from './redirects.js';
 import { createRefreshTokenKey } from './refresh-tokens.js';
@@ -97,10 +98,16 @@ export class IdentityService {
   }
 
   signUp(input: signup.SignUpInput, context: RequestContext) {
+    // Metadata over the bound is refused whether or not the address is registered (a registered
+    // one writes nothing, so only this check would refuse it).
+    const run = async () => {
+      await checkMetadataBound(this.deps.pool, input.data);
+      return signup.signUp(this.deps, input, context);
+    };
     // Without autoconfirm a sign-up must not tell a registered address from a new one, by its
     // answer (GoTrue's obfuscated user) or by its time.
-    if (this.deps.settings.autoconfirm) return signup.signUp(this.deps, input, context);
-    return atLeast(this.emailRequestFloorMs, () => signup.signUp(this.deps, input, context));
+    if (this.deps.settings.autoconfirm) return run();
+    return atLeast(this.emailRequestFloorMs, run);
   }
 
   signUpAnonymously(input: { data: Record<string, unknown> }, context: RequestContext) {
@@ -121,7 +128,11 @@ export class IdentityService {
   }
 
   signInWithOtp(input: otpFlow.OtpInput, context: RequestContext) {
-    return atLeast(this.emailRequestFloorMs, () => otpFlow.signInWithOtp(this.deps, input, context));
+    return atLeast(this.emailRequestFloorMs, async () => {
+      // As for sign-up: refused alike for a registered address, which would write nothing.
+      await checkMetadataBound(this.deps.pool, input.data);
+      return otpFlow.signInWithOtp(this.deps, input, context);
+    });
   }
 
   recover(input: recoverFlow.RecoverInput) {

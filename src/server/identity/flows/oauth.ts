@@ -7,6 +7,7 @@
 import { withService } from '../../db/transactions.js';
 import { HttpError } from '../../http/errors.js';
 import { authError, errors } from '../errors.js';
+import { metadataRefusal } from '../metadata-bound.js';
 import { accountForProviderUser } from '../oauth/accounts.js';
 import {
   authorizationUrl,
@@ -212,6 +213,9 @@ export async function callback(
     });
   } catch (error) {
     if (error instanceof HttpError) return errorRedirect(target, error);
+    // The provider's profile would make user_metadata larger than METADATA_MAX_BYTES.
+    const refusal = metadataRefusal(error);
+    if (refusal) return errorRedirect(target, refusal);
     onUnexpected(error);
     return errorRedirect(target, new HttpError(500, 'Unexpected failure', { code: 'unexpected_failure' }));
   }
