@@ -9,6 +9,7 @@ import { claimFrequencySlot, sendAuthMail, type AuthMailSettings, type Frequency
 import {
   clearOneTimeTokens,
   issueOneTimeToken,
+  type AccountProposal,
   type OneTimeTokenKey,
   type OneTimeTokenType,
 } from './one-time-tokens.js';
@@ -114,6 +115,12 @@ export interface EmailActionInput {
   redirectTo: string;
   /** the client's PKCE challenge: the link then ends in `?code=` for POST /token?grant_type=pkce */
   pkce?: PkceChallenge | null;
+  /**
+   * what this flow asks for an account whose address nobody proved yet (its sign-up's password
+   * and data), kept when this e-mail's link or code proves the address; everything else the
+   * account's creator set goes then. Nothing when absent; 'carry' for a resent e-mail.
+   */
+  proposal?: AccountProposal | 'carry';
 }
 
 export interface IssuedEmailAction {
@@ -162,6 +169,7 @@ export async function issueEmailAction(
     ttlSeconds: settings.otpExpirySeconds,
     otpLength: settings.otpLength,
     flowStateId,
+    ...(input.proposal ? { proposal: input.proposal } : {}),
   });
   // The column name comes from the table above, never from a request.
   await tx.query(`update auth.users set ${spec.sentAtColumn} = now(), updated_at = now() where id = $1`, [

@@ -1,6 +1,7 @@
 // In charge of the one-time tokens e-mailed for confirmation, recovery, magic links, e-mail change
 // and reauthentication (auth.one_time_tokens): issuing one (the link token and the e-mail code,
-// replacing the user's previous token of that type) and consuming one, once, by link or by code.
+// replacing the user's previous token of that type, with what its flow asked for the account)
+// and consuming one, once, by link or by code.
 // Neither value is stored: the link token as its SHA-256, the code as an HMAC under a server key,
 // compared in constant time, with failed attempts counted (docs/decisions/0015).
 import {
@@ -34,6 +35,17 @@ export function createOneTimeTokenKey(jwtSecret: string): OneTimeTokenKey {
   return { otpKey: Buffer.from(hkdfSync('sha256', jwtSecret, 'tenantry', 'one-time-token-otp', 32)) };
 }
 
+/**
+ * What the flow that sends a token asked for the account: the password and profile data an
+ * unconfirmed account takes when this token proves its address (migration 0047).
+ */
+export interface AccountProposal {
+  passwordHash: string | null;
+  userMetadata: Record<string, unknown> | null;
+}
+
+export const NO_PROPOSAL: AccountProposal = { passwordHash: null, userMetadata: null };
+
 export interface IssueOptions {
   userId: string;
   type: OneTimeTokenType;
@@ -45,6 +57,11 @@ export interface IssueOptions {
   otpLength: number;
   /** the PKCE flow this token's link completes, if any */
   flowStateId?: string | null;
+  /**
+   * what this flow asks for the account (nothing when absent); 'carry' keeps what the token it
+   * replaces asked for (a resent e-mail continues the flow that first sent it)
+   */
+  proposal?: AccountProposal | 'carry';
 }
 
 export interface IssuedToken {
@@ -63,6 +80,7 @@ export interface ConsumedToken {
   relatesTo: string;
   flowStateId: string | null;
   createdAt: Date;
+  proposal: AccountProposal;
 }
 
 interface TokenRow {
@@ -73,7 +91,12 @@ interface TokenRow {
   flow_state_id: string | null;
   created_at: Date;
   otp_hash: Buffer;
+  password_hash: string | null;
+  user_metadata: Record<string, unknown> | null;
 }
+
+const ROW_COLUMNS = `id, user_id, token_type, relates_to, flow_state_id, created_at, otp_hash, password_hash,
+  user_metadata`;
 
 function hashLinkToken(linkToken: string): Buffer {
   return createHash('sha256').update(linkToken, 'utf8').digest();
@@ -105,6 +128,7 @@ function toConsumed(row: TokenRow): ConsumedToken {
     relatesTo: row.relates_to,
     flowStateId: row.flow_state_id,
     createdAt: row.created_at,
+    proposal: { passwordHash: row.password_hash, userMetadata: row.user_metadata },
   };
 }
 
@@ -117,14 +141,19 @@ export async function issueOneTimeToken(
   const id = randomUUID();
   const linkToken = generateLinkToken(Boolean(options.flowStateId));
   const otp = generateOtp(options.otpLength);
+  const carry = options.proposal === 'carry';
+  const proposal = options.proposal && options.proposal !== 'carry' ? options.proposal : NO_PROPOSAL;
   const result = await tx.query<{ expires_at: Date }>(
     `insert into auth.one_time_tokens as t
-       (id, user_id, token_type, token_hash, otp_hash, relates_to, flow_state_id, expires_at)
-     values ($1, $2, $3, $4, $5, lower($6), $7, now() + make_interval(secs => $8))
+       (id, user_id, token_type, token_hash, otp_hash, relates_to, flow_state_id, expires_at,
+        password_hash, user_metadata)
+     values ($1, $2, $3, $4, $5, lower($6), $7, now() + make_interval(secs => $8), $9, $10)
      on conflict (user_id, token_type) do update set
        id = excluded.id, token_hash = excluded.token_hash, otp_hash = excluded.otp_hash,
        relates_to = excluded.relates_to, flow_state_id = excluded.flow_state_id,
-       failed_attempts = 0, expires_at = excluded.expires_at, created_at = now()
+       failed_attempts = 0, expires_at = excluded.expires_at, created_at = now(),
+       password_hash = case when $11 then t.password_hash else excluded.password_hash end,
+       user_metadata = case when $11 then t.user_metadata else excluded.user_metadata end
      returning t.expires_at`,
     [
       id,
@@ -135,6 +164,9 @@ export async function issueOneTimeToken(
       options.relatesTo,
       options.flowStateId ?? null,
       options.ttlSeconds,
+      proposal.passwordHash,
+      proposal.userMetadata === null ? null : JSON.stringify(proposal.userMetadata),
+      carry,
     ],
   );
   // Expired tokens are useless; prune them now and then rather than on every issue.
@@ -162,7 +194,7 @@ export async function consumeByLinkToken(
     `delete from auth.one_time_tokens
      where token_hash = $1 and token_type = any($2::text[]) and expires_at > now()
        and ($3 or flow_state_id is null)
-     returning id, user_id, token_type, relates_to, flow_state_id, created_at, otp_hash`,
+     returning ${ROW_COLUMNS}`,
     [hash, [...types], options.pkceFlows],
   );
   const row = result.rows[0];
@@ -197,7 +229,7 @@ export async function consumeByOtp(
   options: { address: string; types: readonly OneTimeTokenType[]; otp: string; maxAttempts: number },
 ): Promise<OtpOutcome> {
   const candidates = await tx.query<TokenRow>(
-    `select id, user_id, token_type, relates_to, flow_state_id, created_at, otp_hash
+    `select ${ROW_COLUMNS}
      from auth.one_time_tokens
      where relates_to = lower($1) and token_type = any($2::text[]) and expires_at > now()
        and failed_attempts < $3

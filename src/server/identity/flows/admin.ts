@@ -182,6 +182,8 @@ export async function inviteUser(deps: IdentityDeps, input: InviteInput): Promis
       userId: user.id,
       address: email,
       redirectTo,
+      // The invitee sets a password after following the link; the invitation's data stays.
+      proposal: { passwordHash: null, userMetadata: input.data ?? {} },
       variables: { Data: user.raw_user_meta_data },
     });
     return (await findUserById(tx, user.id))!;
@@ -283,6 +285,12 @@ export async function adminGenerateLink(
       userId: user!.id,
       address,
       redirectTo,
+      // What this link asks for an account whose address is still unproven: the sign-up's
+      // password and the sign-up's or invitation's data; a sign-in or recovery link, nothing.
+      proposal:
+        type === 'signup' || type === 'invite'
+          ? { passwordHash, userMetadata: input.data ?? {} }
+          : { passwordHash: null, userMetadata: null },
     });
     return {
       ...renderUser((await findUserById(tx, user!.id))!),

@@ -73,6 +73,8 @@ export async function signInWithOtp(
       address: email,
       redirectTo,
       pkce: input.pkce ?? null,
+      // A sign-in link sets no password: an unconfirmed account it proves is left with none.
+      proposal: { passwordHash: null, userMetadata: input.data },
       variables: { Data: user.raw_user_meta_data },
     };
     // Unconfirmed without autoconfirm: the confirmation e-mail, which signs in just the same.

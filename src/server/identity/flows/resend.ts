@@ -49,6 +49,8 @@ export async function resend(deps: IdentityDeps, input: ResendInput): Promise<Re
         address: email,
         redirectTo,
         pkce: input.pkce ?? null,
+        // The same sign-up's e-mail again: it keeps what the e-mail it replaces asked for.
+        proposal: 'carry',
         variables: { Data: user.raw_user_meta_data },
       });
       return;

@@ -2,6 +2,8 @@
 // the bare user, with the confirmation e-mail written to the outbox in the sign-up's own
 // transaction (a PKCE sign-up's link ends in ?code=). An already confirmed address is never
 // revealed without autoconfirm (GoTrue's obfuscated user); an unconfirmed one gets a new e-mail.
+// The e-mail carries this sign-up's password and data: whoever follows it gets an account with
+// those and nothing an earlier, unproven sign-up of the address set (unproven-accounts.ts).
 import { withService } from '../../db/transactions.js';
 import { sendEmailAction } from '../email-actions.js';
 import { errors } from '../errors.js';
@@ -84,8 +86,9 @@ export async function signUp(
         await chargeAsIfSent(tx, deps.email.mail, 'confirmation', normalizeEmail(input.email));
         return obfuscatedUser(input.email, input.data ?? {});
       }
-      // Unconfirmed: a new confirmation e-mail, the account otherwise untouched (the caller has
-      // not proved to own it, so neither the password nor the metadata change).
+      // Unconfirmed: a new confirmation e-mail, the account untouched until the address is
+      // proved (the caller has not proved to own it yet); this sign-up's password and data go
+      // with the e-mail, and following it makes them the account's.
     }
     await sendEmailAction(tx, deps.email, {
       action: 'signup',
@@ -93,6 +96,7 @@ export async function signUp(
       address: user.email!,
       redirectTo,
       pkce: input.pkce ?? null,
+      proposal: { passwordHash, userMetadata: input.data ?? {} },
       variables: { Data: user.raw_user_meta_data },
     });
     return renderUser((await findUserById(tx, user.id))!);

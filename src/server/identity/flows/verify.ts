@@ -19,6 +19,7 @@ import { deleteFlowState, issueAuthCode } from '../pkce.js';
 import { countHits, limitsReached, type Limit } from '../rate-limit.js';
 import { chooseRedirect } from '../redirects.js';
 import { openSession } from '../sessions.js';
+import { claimUnprovenAccount } from '../unproven-accounts.js';
 import { findUserById, isBanned, normalizeEmail, updateUser, type UserWithIdentities } from '../users.js';
 import { tokenResponse, type IdentityDeps, type RequestContext, type TokenResponse } from './context.js';
 
@@ -233,7 +234,18 @@ async function verifyToken(
       return null;
     }
     if (isBanned(user)) throw authError(403, 'user_banned', 'User is banned');
-    const completion = await handler!.complete(tx, deps, user, token);
+    // The first proof that someone owns the account's address: what the account's unproven
+    // creator set goes, and only what this token's own flow asked for stays.
+    const claimed =
+      ownAddress &&
+      !user.email_confirmed_at &&
+      (await claimUnprovenAccount(tx, user.id, {
+        proposal: token.proposal,
+        keepEmailIdentity: true,
+        keepFlowStateId: token.flowStateId,
+      }));
+    const proved = claimed ? (await findUserById(tx, user.id))! : user;
+    const completion = await handler!.complete(tx, deps, proved, token);
     if (completion.kind === 'message') return completion;
     if (token.flowStateId && options.pkceCode) {
       const code = await issueAuthCode(tx, token.flowStateId);

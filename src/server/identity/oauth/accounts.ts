@@ -7,6 +7,7 @@
 import type { Tx } from '../../db/transactions.js';
 import { authError, errors } from '../errors.js';
 import { findUserById, SELECT_USER, type UserWithIdentities } from '../users.js';
+import { claimUnprovenAccount } from '../unproven-accounts.js';
 import type { ProviderUser } from './protocol.js';
 
 export const accountErrors = {
@@ -71,21 +72,6 @@ async function confirmEmail(tx: Tx, userId: string): Promise<void> {
   );
 }
 
-/**
- * An account nobody proved to own is about to be joined by someone who did prove the address:
- * its password, identities, sessions and profile data came from the unproven owner and go.
- */
-async function clearUnprovenAccount(tx: Tx, userId: string): Promise<void> {
-  await tx.query(
-    `update auth.users set encrypted_password = null, raw_user_meta_data = '{}',
-       email_change = null, updated_at = now() where id = $1`,
-    [userId],
-  );
-  await tx.query('delete from auth.identities where user_id = $1', [userId]);
-  await tx.query('delete from auth.sessions where user_id = $1', [userId]);
-  await tx.query('delete from auth.one_time_tokens where user_id = $1', [userId]);
-}
-
 async function createAccount(tx: Tx, input: AccountDecisionInput, email: string): Promise<string> {
   const inserted = await tx.query<{ id: string }>(
     `insert into auth.users (email, email_confirmed_at, raw_user_meta_data, raw_app_meta_data)
@@ -142,7 +128,9 @@ export async function accountForProviderUser(
       // Only an address the provider vouches for may join an existing account.
       if (!person.emailVerified) throw accountErrors.needsVerification(input.label);
       if (!owner.email_confirmed_at) {
-        await clearUnprovenAccount(tx, owner.id);
+        // The provider's word is the first proof of the address: the account is claimed as an
+        // e-mail proof claims it (unproven-accounts.ts), its e-mail identity gone too.
+        await claimUnprovenAccount(tx, owner.id, { keepEmailIdentity: false });
         await confirmEmail(tx, owner.id);
       }
       await insertIdentity(tx, owner.id, provider, person);
