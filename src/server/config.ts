@@ -6,7 +6,8 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { SignJWT } from 'jose';
 import { z } from 'zod';
-import { plansSchema, type Plan } from './billing/plans.js';
+import { plansSchema, resourceLimitsSchema, type Plan, type ResourceLimits } from './billing/plans.js';
+import { DEFAULT_APP_MIGRATIONS_DIR } from './db/migration-files.js';
 import { loadAuthMailTemplates, type AuthMailTemplates } from './identity/mail-templates.js';
 import { parseOAuthProviders, type OAuthProvider } from './identity/oauth/providers.js';
 import { createRedirectPolicy } from './identity/redirects.js';
@@ -96,6 +97,8 @@ export interface Config {
   authUrl: string;
   databaseUrl: string | undefined;
   dataDir: string;
+  /** APP_MIGRATIONS_DIR: the team's migrations, applied after the core ones (decision 0061) */
+  appMigrationsDir: string;
   jwtSecret: string;
   /** JWT_KEYS: the asymmetric (or kid-named HS256) keys; null = tokens are HS256 with JWT_SECRET */
   jwtKeys: TokenKeySet | null;
@@ -138,6 +141,8 @@ export interface Config {
   billingPlans: Plan[];
   freePlanSeats: number;
   freePlanProjects: number;
+  /** FREE_PLAN_LIMITS: the free plan's limits of the team's own tables ({"tasks": 100}) */
+  freePlanLimits: ResourceLimits;
   /** workspaces one user may own; creating more is refused by the database (written there at start) */
   maxWorkspacesPerUser: number;
   /** days a past-due workspace keeps full access before domain data turns read-only */
@@ -154,9 +159,9 @@ export interface Config {
   /** signed-in users may link and unlink identities (SECURITY_MANUAL_LINKING_ENABLED) */
   manualLinking: boolean;
   mfa: MfaConfig;
+  identity: IdentityLimits;
 }
 
-  identity: IdentityLimits;
 /** TOTP second factors. */
 export interface MfaConfig {
   /** the server secret TOTP secrets are sealed with (MFA_ENCRYPTION_KEY, else JWT_SECRET) */
@@ -292,6 +297,7 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
   DATA_DIR: z.string().min(1).default('.data'),
+  APP_MIGRATIONS_DIR: z.string().min(1).optional(),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   JWT_ISSUER: z.string().min(1).optional(),
   JWT_KEYS: z.string().trim().min(1).optional(),
@@ -322,8 +328,6 @@ const envSchema = z.object({
   RATE_LIMIT_OTP_FAILURES: positiveInt.default(20),
   RATE_LIMIT_VERIFY_FAILURES: positiveInt.default(30),
   RATE_LIMIT_MFA_FAILURES: positiveInt.default(5),
-  MFA_ENCRYPTION_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
-  MFA_CHALLENGE_EXPIRY: positiveInt.min(30).max(3600).default(300),
   RATE_LIMIT_PASSWORD_CHANGES: positiveInt.default(10),
   METADATA_MAX_BYTES: positiveInt.min(256).max(1_048_576).default(4096),
   VERIFIED_TOKEN_CACHE_BYTES: z.coerce
@@ -336,6 +340,8 @@ const envSchema = z.object({
   PASSWORD_HASHES_PER_CALLER: positiveInt.max(10_000).default(4),
   PASSWORD_HASH_QUEUE: positiveInt.max(1_000_000).default(256),
   RECOVERY_SESSION_WINDOW: positiveInt.max(86400).default(900),
+  MFA_ENCRYPTION_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  MFA_CHALLENGE_EXPIRY: positiveInt.min(30).max(3600).default(300),
   MFA_MAX_ENROLLED_FACTORS: positiveInt.max(100).default(10),
   SITE_URL: z.url().optional(),
   URI_ALLOW_LIST: commaList.default([]),
@@ -372,6 +378,21 @@ const envSchema = z.object({
     .default([]),
   FREE_PLAN_SEATS: positiveInt.default(10),
   FREE_PLAN_PROJECTS: z.coerce.number().int().min(0).default(1000),
+  FREE_PLAN_LIMITS: z
+    .string()
+    .transform((raw, ctx) => {
+      try {
+        return JSON.parse(raw) as unknown;
+      } catch {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'must be a JSON object of resource limits, like {"tasks": 100}',
+        });
+        return z.NEVER;
+      }
+    })
+    .pipe(resourceLimitsSchema)
+    .default({}),
   MAX_WORKSPACES_PER_USER: positiveInt.max(100_000).default(100),
   BILLING_GRACE_DAYS: z.coerce.number().int().min(0).max(365).default(7),
   STRIPE_SECRET_KEY: z
@@ -477,6 +498,56 @@ async function loadOrCreateDevSecrets(dataDir: string, issuer: string): Promise<
   return secrets;
 }
 
+const databaseSchema = envSchema.pick({
+  DATABASE_URL: true,
+  DATA_DIR: true,
+  APP_MIGRATIONS_DIR: true,
+  DB_POOL_MAX: true,
+  STATEMENT_TIMEOUT_MS: true,
+  IDLE_IN_TRANSACTION_TIMEOUT_MS: true,
+  DATABASE_POOLER: true,
+  DATABASE_PREPARED_STATEMENTS: true,
+  DATABASE_LISTEN_URL: true,
+  SCHEMA_POLL_INTERVAL_MS: true,
+});
+
+function databaseLimits(e: z.infer<typeof databaseSchema>): DatabaseLimits {
+  return {
+    poolMax: e.DB_POOL_MAX,
+    statementTimeoutMs: e.STATEMENT_TIMEOUT_MS,
+    idleInTransactionTimeoutMs: e.IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    pooler: e.DATABASE_POOLER,
+    // A transaction-mode pooler hands each transaction to any server connection, where a
+    // statement prepared on another does not exist; PgBouncer 1.21+ with max_prepared_statements
+    // tracks them itself, which DATABASE_PREPARED_STATEMENTS=on then uses.
+    preparedStatements: e.DATABASE_PREPARED_STATEMENTS ?? e.DATABASE_POOLER !== 'transaction',
+    listenUrl: e.DATABASE_LISTEN_URL,
+    schemaPollIntervalMs: e.SCHEMA_POLL_INTERVAL_MS,
+  };
+}
+
+export type DatabaseConfig = Pick<Config, 'mode' | 'databaseUrl' | 'dataDir' | 'appMigrationsDir' | 'database'>;
+
+/**
+ * What the database commands (npm run db:*) need, validated as loadConfig validates it: where the
+ * database and the migrations are and how to connect. No secrets: they touch none, and an
+ * operator with only DATABASE_URL at hand can still migrate or look.
+ */
+export function loadDatabaseConfig(env: Record<string, string | undefined> = process.env): DatabaseConfig {
+  const parsed = databaseSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(`Invalid configuration: ${formatIssues(parsed.error)}`);
+  }
+  const e = parsed.data;
+  return {
+    mode: e.DATABASE_URL ? 'production' : 'local',
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(e.DATA_DIR),
+    appMigrationsDir: path.resolve(e.APP_MIGRATIONS_DIR ?? DEFAULT_APP_MIGRATIONS_DIR),
+    database: databaseLimits(e),
+  };
+}
+
 function formatIssues(error: z.ZodError): string {
   return error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
 }
@@ -555,6 +626,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     authUrl,
     databaseUrl: e.DATABASE_URL,
     dataDir,
+    appMigrationsDir: path.resolve(e.APP_MIGRATIONS_DIR ?? DEFAULT_APP_MIGRATIONS_DIR),
     jwtSecret: secrets.JWT_SECRET,
     jwtKeys,
     jwtSecretAccepted: e.JWT_SECRET_ACCEPTED,
@@ -586,6 +658,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       otpFailuresPerEmail: e.RATE_LIMIT_OTP_FAILURES,
       verifyFailuresPerAddress: e.RATE_LIMIT_VERIFY_FAILURES,
       mfaFailuresPerFactor: e.RATE_LIMIT_MFA_FAILURES,
+      passwordChangesPerUser: e.RATE_LIMIT_PASSWORD_CHANGES,
     },
     authEmail: {
       siteUrl,
@@ -603,7 +676,6 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     logLevel: e.LOG_LEVEL,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
-      passwordChangesPerUser: e.RATE_LIMIT_PASSWORD_CHANGES,
     mailDelivery: e.MAIL_DELIVERY ?? (e.SMTP_URL ? 'smtp' : mode === 'local' ? 'outbox' : undefined),
     appUrlGiven: e.APP_URL !== undefined,
     metricsToken: e.METRICS_TOKEN,
@@ -612,22 +684,12 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     billingPlans: e.BILLING_PLANS,
     freePlanSeats: e.FREE_PLAN_SEATS,
     freePlanProjects: e.FREE_PLAN_PROJECTS,
+    freePlanLimits: e.FREE_PLAN_LIMITS,
     maxWorkspacesPerUser: e.MAX_WORKSPACES_PER_USER,
     billingGraceDays: e.BILLING_GRACE_DAYS,
     stripeSecretKey: e.STRIPE_SECRET_KEY,
     stripeApiBase: e.STRIPE_API_BASE,
-    database: {
-      poolMax: e.DB_POOL_MAX,
-      statementTimeoutMs: e.STATEMENT_TIMEOUT_MS,
-      idleInTransactionTimeoutMs: e.IDLE_IN_TRANSACTION_TIMEOUT_MS,
-      pooler: e.DATABASE_POOLER,
-      // A transaction-mode pooler hands each transaction to any server connection, where a
-      // statement prepared on another does not exist; PgBouncer 1.21+ with max_prepared_statements
-      // tracks them itself, which DATABASE_PREPARED_STATEMENTS=on then uses.
-      preparedStatements: e.DATABASE_PREPARED_STATEMENTS ?? e.DATABASE_POOLER !== 'transaction',
-      listenUrl: e.DATABASE_LISTEN_URL,
-      schemaPollIntervalMs: e.SCHEMA_POLL_INTERVAL_MS,
-    },
+    database: databaseLimits(e),
     http: {
       maxConnections: e.HTTP_MAX_CONNECTIONS,
       // Behind a trusted proxy every connection comes from the proxy: one address is everyone.
@@ -663,8 +725,6 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       challengeExpirySeconds: e.MFA_CHALLENGE_EXPIRY,
       maxEnrolledFactors: e.MFA_MAX_ENROLLED_FACTORS,
     },
-  };
-}
     identity: {
       metadataMaxBytes: e.METADATA_MAX_BYTES,
       verifiedTokenCacheBytes: e.VERIFIED_TOKEN_CACHE_BYTES,
@@ -673,6 +733,8 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       passwordHashQueue: e.PASSWORD_HASH_QUEUE,
       recoverySessionSeconds: e.RECOVERY_SESSION_WINDOW,
     },
+  };
+}
 
 /**
  * Hashes run in libuv's thread pool (UV_THREADPOOL_SIZE, 4 by default), which file reads, DNS and

@@ -8,6 +8,7 @@ import { syncEntitlements } from './billing/entitlements.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import { migrationFolders } from './db/migration-files.js';
 import { DatabaseSetupError } from './db/preflight.js';
 import { createPool, poolOptionsFrom } from './db/pool.js';
 import { createLogger } from './logger.js';
@@ -60,7 +61,7 @@ async function main(): Promise<void> {
     await pool.end();
     await database.stop();
   };
-  const migrations = await migrate(pool);
+  const migrations = await migrate(pool, migrationFolders(config.appMigrationsDir));
   logger.info({ applied: migrations.applied, alreadyApplied: migrations.skipped }, 'migrations up to date');
   await syncAppSettings(pool, {
     appUrl: config.appUrl,
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
   await syncEntitlements(pool, {
     freeSeats: config.freePlanSeats,
     freeProjects: config.freePlanProjects,
+    freeLimits: config.freePlanLimits,
     plans: config.billingPlans,
     graceDays: config.billingGraceDays,
   });

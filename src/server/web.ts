@@ -14,7 +14,7 @@ export type WebHandler = (req: IncomingMessage, res: ServerResponse) => Promise<
  * Everything a build depends on. All of src/ counts, not only src/app/: pages and server
  * actions bundle the src/server/ modules they import.
  */
-const BUILD_INPUTS = [
+export const BUILD_INPUTS = [
   'src',
   'public',
   'next.config.ts',

@@ -38,9 +38,10 @@ beforeAll(async () => {
   server = await startTestServer();
   pool = server.pool;
   await pool.query(APP_TABLE);
-  [owner, member, viewer, outsider] = await Promise.all(
+  const users = await Promise.all(
     ['api-owner', 'api-member', 'api-viewer', 'api-outsider'].map((l) => createUser(pool, l)),
   );
+  [owner, member, viewer, outsider] = users as [TestUser, TestUser, TestUser, TestUser];
   workspaceId = (await rpc<{ id: string }>(pool, owner, 'public.create_workspace($1)', ['Api Co'])).id;
   otherWorkspace = (await rpc<{ id: string }>(pool, outsider, 'public.create_workspace($1)', ['Other Co']))
     .id;

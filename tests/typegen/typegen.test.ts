@@ -3,7 +3,8 @@
 // table does not, and the file's structure agrees with the catalog, read here independently
 // through information_schema (no snapshot).
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -11,6 +12,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPool, type Pool } from '../../src/server/db/pool.js';
 import { generateTypes } from '../../src/server/typegen/generate.js';
+import { BUILD_INPUTS } from '../../src/server/web.js';
 import { LIBRARY_SQL } from '../data-api/library.js';
 import { createTestDatabase, randomKey } from '../support/server.js';
 
@@ -415,5 +417,19 @@ describe('npm run gen:types', () => {
       (error: { code: number; stderr: string }) => error,
     );
     expect(badVersion?.code).toBe(2);
+
+    // By default the file goes to types/database.ts, outside src/ (whose changes rebuild the web
+    // app); --stdout prints it instead.
+    const project = mkdtempSync(path.join(tmpdir(), 'tenantry-types-'));
+    const script = path.resolve('src/server/commands/gen-types.ts');
+    const tsx = path.resolve('node_modules/tsx/dist/loader.mjs');
+    await run(process.execPath, ['--import', tsx, script], { env, cwd: project });
+    expect(readFileSync(path.join(project, 'types', 'database.ts'), 'utf8')).toBe(source);
+    expect(BUILD_INPUTS.some((input) => 'types/database.ts'.startsWith(input))).toBe(false);
+    const printed = await run(process.execPath, ['--import', tsx, script, '--stdout'], {
+      env,
+      cwd: project,
+    });
+    expect(printed.stdout).toBe(source);
   }, 60_000);
 });

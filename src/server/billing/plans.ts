@@ -1,7 +1,17 @@
 // In charge of the plan catalogue from configuration: which Stripe price means which plan.
 // BILLING_PLANS is a JSON array such as
-// [{"id":"pro","name":"Pro","priceId":"price_123","seats":25,"projects":500}].
+// [{"id":"pro","name":"Pro","priceId":"price_123","seats":25,"projects":500,"limits":{"tasks":5000}}].
 import { z } from 'zod';
+
+/**
+ * Limits of the team's own tables, by resource name ({"tasks": 500}); null = unlimited. A table
+ * opts in with tenantry.enforce_plan_limit('<resource>') (migration 0062).
+ */
+export const resourceLimitsSchema = z.record(
+  z.string().regex(/^[a-z][a-z0-9_]{0,62}$/, 'resource names are lower-case words, like tasks'),
+  z.number().int().nonnegative().nullable(),
+);
+export type ResourceLimits = z.infer<typeof resourceLimitsSchema>;
 
 export const planSchema = z.object({
   id: z.string().regex(/^[a-z][a-z0-9_-]{0,39}$/, 'plan ids are lowercase words'),
@@ -11,6 +21,8 @@ export const planSchema = z.object({
   seats: z.number().int().positive().nullable().default(null),
   /** projects per workspace; omitted or null = unlimited */
   projects: z.number().int().nonnegative().nullable().default(null),
+  /** rows per workspace of the team's own tables, by the resource their trigger names */
+  limits: z.lazy(() => resourceLimitsSchema).optional(),
 });
 export type Plan = z.infer<typeof planSchema>;
 

@@ -83,7 +83,7 @@ export function describe(event: ActivityEvent, names: Names, viewerId: string): 
     case 'project.deleted':
       return `deleted the project ${subject}`;
     default:
-      return event.action.replace(/[._]/g, ' ') + (subject ? ` ${subject}` : '');
+      return appActivitySentence(event.action, subject);
   }
 }
 
@@ -141,4 +141,14 @@ export async function recentActivity(
     // The extra row read says whether an older page exists; it is not shown.
     return { ...paged(items, request, ACTIVITY_PAGE_SIZE), hasNext: rows.length > ACTIVITY_PAGE_SIZE };
   });
+}
+
+/**
+ * An entry of a team's own table (tenantry.record_activity: task.created and the like) as a
+ * sentence, "created the task Write the guide"; any other action as its words.
+ */
+export function appActivitySentence(action: string, subject: string | null): string {
+  const match = /^([a-z][a-z0-9_]*)\.(created|updated|deleted)$/.exec(action);
+  const verb = match ? `${match[2]} the ${match[1]!.replace(/_/g, ' ')}` : action.replace(/[._]/g, ' ');
+  return subject ? `${verb} ${subject}` : verb;
 }

@@ -1,0 +1,4 @@
+// In charge of where generated types go by default: types/database.ts at the project's root, outside
+// src/, whose changes rebuild the web app (src/server/web.ts BUILD_INPUTS); application code imports
+// it from there (`import type { Database } from '../types/database'`).
+export const DEFAULT_TYPES_OUTPUT = 'types/database.ts';
