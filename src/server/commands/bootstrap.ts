@@ -4,6 +4,7 @@
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
+import { migrationFolders } from '../db/migration-files.js';
 import { createPool, poolOptionsFrom, type Pool } from '../db/pool.js';
 import { createLogger, type Logger } from '../logger.js';
 
@@ -28,7 +29,7 @@ export async function bootstrapCommand(): Promise<CommandContext> {
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
   const database = await openDatabase(config);
   const pool = createPool(database.url, { ...poolOptionsFrom(config.database), max: 4 });
-  await migrate(pool);
+  await migrate(pool, migrationFolders(config.appMigrationsDir));
   return {
     config,
     pool,

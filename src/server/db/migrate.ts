@@ -1,18 +1,13 @@
-// In charge of applying the plain SQL files in db/migrations in name order, exactly once each,
-// recording them, and serialising concurrent runners (several instances starting together, also
-// through a transaction-mode pooler), after checking that the connected role can install at all
+// In charge of applying the plain SQL files of db/migrations, then those of the application's
+// folder (migration-files.ts says which and in what order), exactly once each, recording them,
+// and serialising concurrent runners (several instances starting together, also through a
+// transaction-mode pooler), after checking that the connected role can install at all
 // (preflight.ts).
-import { readdirSync, readFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { CORE_MIGRATIONS_DIR, readMigrations, type MigrationFolder } from './migration-files.js';
 import type { Pool, PoolClient } from './pool.js';
 import { checkDatabaseSetup } from './preflight.js';
 
-export const MIGRATIONS_DIR = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '../../../db/migrations',
-);
+export const MIGRATIONS_DIR = CORE_MIGRATIONS_DIR;
 
 // Arbitrary constant shared by every instance: the advisory lock that serialises migrations.
 const MIGRATION_LOCK_KEY = 7_262_019_001;
@@ -28,6 +23,11 @@ const EARLIER_TEXTS: Readonly<Record<string, readonly string[]>> = {
   // create in public and internal, so a role that is not a superuser can install.
   '0001_roles_and_auth.sql': ['60ba70016f729305af1d5ad9aafb5b4e4df6c9c70183c21e9065f2204e24d019'],
 };
+
+/** The text recorded for a migration is its file's text, or an earlier text it was amended from. */
+export function sameText(name: string, recorded: string, checksum: string): boolean {
+  return recorded === checksum || (EARLIER_TEXTS[name]?.includes(recorded) ?? false);
+}
 
 export interface MigrationResult {
   applied: string[];
@@ -54,10 +54,15 @@ async function locked<T>(client: PoolClient, step: () => Promise<T>): Promise<T>
   }
 }
 
-export async function migrate(pool: Pool, dir = MIGRATIONS_DIR): Promise<MigrationResult> {
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.sql'))
-    .sort();
+/**
+ * Applies what is pending. `folders` is a core folder, or the folders in the order they apply
+ * (migrationFolders(): core, then the application's). Applied names are the recorded ones.
+ */
+export async function migrate(
+  pool: Pool,
+  folders: string | readonly MigrationFolder[] = MIGRATIONS_DIR,
+): Promise<MigrationResult> {
+  const files = readMigrations(typeof folders === 'string' ? [{ kind: 'core', dir: folders }] : folders);
   // What the connected role cannot do is told once, with the SQL that settles it, before any
   // migration half-runs.
   await checkDatabaseSetup(pool);
@@ -77,11 +82,9 @@ export async function migrate(pool: Pool, dir = MIGRATIONS_DIR): Promise<Migrati
       return new Map(done.rows.map((r) => [r.name, r.checksum]));
     });
     const applied: string[] = [];
-    for (const file of files) {
-      const sql = readFileSync(path.join(dir, file), 'utf8');
-      const checksum = createHash('sha256').update(sql).digest('hex');
+    for (const { name: file, sql, checksum } of files) {
       const unchanged = (previous: string) => {
-        if (previous !== checksum && !EARLIER_TEXTS[file]?.includes(previous)) {
+        if (!sameText(file, previous, checksum)) {
           throw new Error(`Migration ${file} was changed after it was applied; add a new migration instead`);
         }
       };
