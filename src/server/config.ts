@@ -526,7 +526,10 @@ function databaseLimits(e: z.infer<typeof databaseSchema>): DatabaseLimits {
   };
 }
 
-export type DatabaseConfig = Pick<Config, 'mode' | 'databaseUrl' | 'dataDir' | 'appMigrationsDir' | 'database'>;
+export type DatabaseConfig = Pick<
+  Config,
+  'mode' | 'databaseUrl' | 'dataDir' | 'appMigrationsDir' | 'database'
+>;
 
 /**
  * What the database commands (npm run db:*) need, validated as loadConfig validates it: where the
