@@ -6,7 +6,9 @@ import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/server/db/embedded.js';
+import { loadDatabaseConfig } from '../../src/server/config.js';
 import { migrate } from '../../src/server/db/migrate.js';
+import { migrationFolders } from '../../src/server/db/migration-files.js';
 import { createPool } from '../../src/server/db/pool.js';
 import { ensureWebBuild } from '../../src/server/web.js';
 
@@ -33,7 +35,13 @@ export default async function setup(project: TestProject) {
   await admin.query(`create database ${TEMPLATE_DATABASE}`);
   await admin.end();
   const pool = createPool(adminUrl.replace(/\/postgres$/, `/${TEMPLATE_DATABASE}`));
-  await migrate(pool);
+  // The team's migrations too, so their tests run on their tables.
+  await migrate(
+    pool,
+    migrationFolders(
+      loadDatabaseConfig({ APP_MIGRATIONS_DIR: process.env.APP_MIGRATIONS_DIR }).appMigrationsDir,
+    ),
+  );
   await pool.end();
   project.provide('pgAdminUrl', adminUrl);
   project.provide('templateDatabase', TEMPLATE_DATABASE);

@@ -135,6 +135,18 @@ export async function findRunningEmbedded(dataDir: string): Promise<string | nul
   return null; // a stale pid file from a crash: start our own
 }
 
+/**
+ * The cluster's URL for people and tools on this machine (psql, a GUI, a script): loopback TCP,
+ * which any local user can reach, unlike the socket in the cluster's own folder. The password is
+ * the fixed local one: the server listens on loopback only. Null before the cluster's first start.
+ */
+export function embeddedConnectionUrl(dataDir: string): string | null {
+  const databaseDir = path.resolve(dataDir);
+  const portFile = `${databaseDir}.port`;
+  if (!existsSync(portFile)) return null;
+  return clusterUrl(databaseDir, Number(readFileSync(portFile, 'utf8')), DATABASE, true);
+}
+
 /** Starts (creating if needed) the embedded cluster and makes sure the application database exists. */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const databaseDir = path.resolve(options.dataDir);
