@@ -130,7 +130,10 @@ async function main(): Promise<void> {
       const selfRequest = pages.isSelfRequest(req);
       // Pages cannot see the socket: tell them who is connected, overwriting any claim the client made.
       const client = stampClientAddress(req, config.trustProxy);
-      handled = selfRequest ? web(req, res) : pages.run(req, res, client, web);
+      // Built assets are files Next sends from disk, with no database work to share fairly; a
+      // page's dozen of them would otherwise queue behind the caller's own page turns.
+      const asset = pathname.startsWith('/_next/static/');
+      handled = selfRequest || asset ? web(req, res) : pages.run(req, res, client, web);
     }
     // Both handlers answer their own errors; this only keeps a bug there from killing the process.
     Promise.resolve(handled).catch((error: unknown) => {
