@@ -22,6 +22,12 @@ export function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
+/** A path as the user would type it: relative when it is under the current folder, else absolute. */
+export function shownPath(full: string): string {
+  const relative = path.relative(process.cwd(), full);
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : full;
+}
+
 export function commandConfig(): DatabaseConfig {
   try {
     return loadDatabaseConfig();

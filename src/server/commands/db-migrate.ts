@@ -1,11 +1,10 @@
 // `npm run db:migrate`: applies the pending migrations, core then the application's, with the
 // same checks, lock and records as start-up, without starting the service; then tells running
 // instances to reload their schema caches, so a new table is served at once.
-import path from 'node:path';
 import { migrate } from '../db/migrate.js';
 import { migrationFolders } from '../db/migration-files.js';
 import { createPool, poolOptionsFrom } from '../db/pool.js';
-import { commandConfig, openCommandDatabase } from './db-context.js';
+import { commandConfig, openCommandDatabase, shownPath } from './db-context.js';
 
 const config = commandConfig();
 const database = await openCommandDatabase(config);
@@ -18,7 +17,7 @@ try {
   process.stdout.write(
     result.applied.length > 0
       ? `${result.applied.length} migration(s) applied, ${result.skipped} already applied; running instances reload their schema cache.\n`
-      : `Nothing to apply: all ${result.skipped} migrations are applied (app folder: ${path.relative(process.cwd(), config.appMigrationsDir) || '.'}).\n`,
+      : `Nothing to apply: all ${result.skipped} migrations are applied (app folder: ${shownPath(config.appMigrationsDir)}).\n`,
   );
 } catch (error) {
   // A misnamed file, a changed one, a failed one (rolled back: nothing of it is kept) or a role

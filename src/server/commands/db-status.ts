@@ -1,7 +1,6 @@
 // `npm run db:status [-- --all]`: lists, per folder, the migrations applied (when) and pending, in
 // the order they apply; core ones in full with --all. Exits 1 when an applied file was changed
 // since (the service would refuse to start) or a file is misnamed.
-import path from 'node:path';
 import { sameText } from '../db/migrate.js';
 import {
   migrationFolders,
@@ -10,7 +9,7 @@ import {
   type MigrationFile,
 } from '../db/migration-files.js';
 import { createPool, poolOptionsFrom } from '../db/pool.js';
-import { commandConfig, fail, openCommandDatabase } from './db-context.js';
+import { commandConfig, fail, openCommandDatabase, shownPath } from './db-context.js';
 
 const all = process.argv.slice(2).includes('--all');
 const config = commandConfig();
@@ -48,7 +47,7 @@ let changed = 0;
 const out: string[] = [];
 for (const folder of folders) {
   const label = folder.kind === 'core' ? 'Core migrations' : 'Application migrations';
-  const shown = path.relative(process.cwd(), folder.dir) || folder.dir;
+  const shown = shownPath(folder.dir);
   const mine = files.filter((f) => f.kind === folder.kind);
   const lines: string[] = [];
   let applied = 0;

@@ -87,6 +87,7 @@ export function formatResult(result: Pick<QueryResult, 'command' | 'rowCount' | 
       ` ${r.map((v, c) => (numeric[c] ? v.padStart(widths[c]!) : v.padEnd(widths[c]!))).join(' | ')} `.trimEnd(),
     ),
     `(${rows.length} ${rows.length === 1 ? 'row' : 'rows'})`,
+    '',
   ];
   return lines.join('\n');
 }
