@@ -1,9 +1,10 @@
 // Sign-in with OAuth/OIDC providers through the real supabase-js client against a stand-in
 // provider on real HTTP (discovery, JWKS, RS256 ID tokens): the PKCE and implicit round trips,
-// linking by verified e-mail and by linkIdentity, unlinking, and the hostile cases (wrong or
+// linking by verified e-mail and by linkIdentity (bound to the browser that started it: by the
+// PKCE verifier, or by a cookie without PKCE), unlinking, and the hostile cases (wrong or
 // replayed state, mismatched verifiers, ID tokens with the wrong audience, issuer, nonce or
 // signature, an unverified e-mail, a redirect_to that is not allowed).
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createClient, type Provider, type SupabaseClient } from '@supabase/supabase-js';
 import ws from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
@@ -423,6 +424,106 @@ describe('linking and unlinking', () => {
     const last = await c.auth.unlinkIdentity(after.data!.identities[0]!);
     expect(last.error?.code).toBe('single_identity_not_deletable');
     expect((await c.auth.getUserIdentities()).data!.identities).toHaveLength(1);
+  });
+
+  async function identityHolder(providerName: string, subject: string): Promise<string | null> {
+    const { rows } = await server.pool.query<{ user_id: string }>(
+      'select user_id from auth.identities where provider = $1 and provider_id = $2',
+      [providerName, subject],
+    );
+    return rows[0]?.user_id ?? null;
+  }
+
+  test("a PKCE link opened in someone else's browser links nothing: only the initiator's verifier completes it", async () => {
+    const { c } = await passwordUser();
+    const initiator = (await c.auth.getUser()).data.user!;
+    const { data } = await c.auth.linkIdentity({
+      provider: 'github',
+      options: { redirectTo: CALLBACK, skipBrowserRedirect: true },
+    });
+    // Someone else opens the URL and approves at the provider as themselves.
+    const victim = newPerson();
+    const landing = await toApp(data.url!);
+    const code = landing.searchParams.get('code')!;
+    expect(code).toBeTruthy();
+    expect(await identityHolder('github', victim.sub)).toBeNull();
+    // Their browser holds no verifier for this flow: the exchange is refused, still nothing linked.
+    const elsewhere = await call(server, 'POST', '/auth/v1/token?grant_type=pkce', {
+      body: { auth_code: code, code_verifier: randomBytes(32).toString('base64url') },
+    });
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body.error_code).toBe('bad_code_verifier');
+    expect(await identityHolder('github', victim.sub)).toBeNull();
+    // The victim's own sign-in with the provider still makes their own account.
+    const own = client();
+    const signedIn = await own.auth.exchangeCodeForSession(
+      (await toApp(await startSignIn(own, 'github'))).searchParams.get('code')!,
+    );
+    expect(signedIn.error).toBeNull();
+    expect(signedIn.data.user!.id).not.toBe(initiator.id);
+    expect(await identityHolder('github', victim.sub)).toBe(signedIn.data.user!.id);
+  });
+
+  test('a link without PKCE completes only in the browser that holds the cookie set on the authorize answer', async () => {
+    let cookie: string | null = null;
+    const implicit = createClient(server.url, server.config.projectApiKey, {
+      auth: {
+        flowType: 'implicit',
+        persistSession: false,
+        autoRefreshToken: false,
+        detectSessionInUrl: false,
+      },
+      realtime: { transport: ws as unknown as typeof WebSocket },
+      // The browser's cookie jar, for the one cookie this flow sets.
+      global: {
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          const set = response.headers.get('set-cookie');
+          if (set?.startsWith('sb-identity-link=')) cookie = set;
+          return response;
+        },
+      },
+    });
+    const email = `link${++counter}-${Date.now()}@example.com`;
+    await implicit.auth.signUp({ email, password: PASSWORD });
+    expect((await implicit.auth.signInWithPassword({ email, password: PASSWORD })).error).toBeNull();
+    const me = (await implicit.auth.getUser()).data.user!;
+    const link = async () => {
+      const { data, error } = await implicit.auth.linkIdentity({
+        provider: 'github',
+        options: { redirectTo: CALLBACK, skipBrowserRedirect: true },
+      });
+      expect(error).toBeNull();
+      return data.url!;
+    };
+
+    // Opened in another browser (no cookie): refused at the callback, nothing linked.
+    const first = await link();
+    expect(cookie).toMatch(
+      /^sb-identity-link=[\w-]{43}; Max-Age=600; Path=\/auth\/v1\/callback; HttpOnly; Secure; SameSite=Lax/,
+    );
+    const victim = newPerson();
+    const refused = await toApp(first);
+    expectRefusal(refused, 'bad_oauth_state');
+    expect(await identityHolder('github', victim.sub)).toBeNull();
+
+    // In the initiator's browser, which sends the cookie back: linked, signed in.
+    const second = await link();
+    const secret = cookie!.split(';')[0]!;
+    let next = publicToReal(second);
+    let landing: URL | null = null;
+    for (let hop = 0; hop < 10 && !landing; hop += 1) {
+      const toCallback = new URL(next).pathname === '/auth/v1/callback';
+      const response = await fetch(next, {
+        redirect: 'manual',
+        headers: toCallback ? { cookie: secret } : {},
+      });
+      const location = new URL(response.headers.get('location')!, next).toString();
+      if (location.startsWith(SITE)) landing = new URL(location);
+      else next = publicToReal(location);
+    }
+    expect(new URLSearchParams(landing!.hash.slice(1)).get('access_token')).toBeTruthy();
+    expect(await identityHolder('github', victim.sub)).toBe(me.id);
   });
 
   test('an identity already linked to someone is not linked again, nor to another user', async () => {

@@ -2,7 +2,8 @@
 // code_challenge, keeping the flow state (auth.flow_state), issuing its authorization code when
 // the link is followed, and exchanging code + verifier for the user once (POST
 // /token?grant_type=pkce). The code is stored as its SHA-256; the verifier check is constant-time
-// (docs/decisions/0016).
+// (docs/decisions/0016). A linking flow keeps the provider identity it will join to the user
+// until the exchange, so only the verifier's holder links it (docs/decisions/0041).
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Tx } from '../db/transactions.js';
 import { authError, errors } from './errors.js';
@@ -68,15 +69,37 @@ function hashAuthCode(code: string): Buffer {
   return createHash('sha256').update(code, 'utf8').digest();
 }
 
+/** A provider identity waiting for its linking flow's code exchange. */
+export interface PendingIdentity {
+  provider: string;
+  subject: string;
+  email: string | null;
+  emailVerified: boolean;
+  identityData: Record<string, unknown>;
+}
+
 /** Starts a PKCE flow for `userId`; the returned id goes on the one-time token whose link completes it. */
 export async function createFlowState(
   tx: Tx,
-  input: { userId: string; challenge: PkceChallenge; authenticationMethod: FlowAuthenticationMethod },
+  input: {
+    userId: string;
+    challenge: PkceChallenge;
+    authenticationMethod: FlowAuthenticationMethod;
+    /** for a linking flow: the identity its exchange joins to the user */
+    pendingIdentity?: PendingIdentity | null;
+  },
 ): Promise<string> {
   const result = await tx.query<{ id: string }>(
-    `insert into auth.flow_state (user_id, code_challenge, code_challenge_method, authentication_method)
-     values ($1, $2, $3, $4) returning id`,
-    [input.userId, input.challenge.codeChallenge, input.challenge.method, input.authenticationMethod],
+    `insert into auth.flow_state (user_id, code_challenge, code_challenge_method, authentication_method,
+       pending_identity)
+     values ($1, $2, $3, $4, $5) returning id`,
+    [
+      input.userId,
+      input.challenge.codeChallenge,
+      input.challenge.method,
+      input.authenticationMethod,
+      input.pendingIdentity ? JSON.stringify(input.pendingIdentity) : null,
+    ],
   );
   // Flows never completed are useless after a day; prune them now and then.
   if (Math.random() < 0.02) {
@@ -114,6 +137,7 @@ interface FlowRow {
   code_challenge: string;
   code_challenge_method: CodeChallengeMethod;
   authentication_method: FlowAuthenticationMethod;
+  pending_identity: PendingIdentity | null;
   expired: boolean;
 }
 
@@ -127,9 +151,13 @@ export async function exchangeAuthCode(
   tx: Tx,
   authCode: string,
   codeVerifier: string,
-): Promise<{ userId: string; authenticationMethod: FlowAuthenticationMethod }> {
+): Promise<{
+  userId: string;
+  authenticationMethod: FlowAuthenticationMethod;
+  pendingIdentity: PendingIdentity | null;
+}> {
   const result = await tx.query<FlowRow>(
-    `select id, user_id, code_challenge, code_challenge_method, authentication_method,
+    `select id, user_id, code_challenge, code_challenge_method, authentication_method, pending_identity,
             auth_code_issued_at < now() - make_interval(secs => $2) as expired
      from auth.flow_state where auth_code_hash = $1
      for update`,
@@ -141,5 +169,9 @@ export async function exchangeAuthCode(
   const challenge = { codeChallenge: flow.code_challenge, method: flow.code_challenge_method };
   if (!verifierMatches(challenge, codeVerifier)) throw pkceErrors.badVerifier();
   await deleteFlowState(tx, flow.id);
-  return { userId: flow.user_id, authenticationMethod: flow.authentication_method };
+  return {
+    userId: flow.user_id,
+    authenticationMethod: flow.authentication_method,
+    pendingIdentity: flow.pending_identity,
+  };
 }

@@ -1,6 +1,7 @@
 // In charge of the /auth/v1 HTTP surface: a thin Hono adapter that checks the apikey, parses and
 // validates input, calls IdentityService, and renders results and errors the way GoTrue does.
 import { Hono, type Context } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { HttpBindings } from '@hono/node-server';
 import { readJsonBody } from '../http/body.js';
 import { apiInputOf, toResponse, type ApiInput, type Reply } from '../http/reply.js';
@@ -37,6 +38,7 @@ import {
 import { requestContextOf } from './flows/context.js';
 import type { IdentityService, RequestContext } from './service.js';
 import type { AuthorizeInput } from './flows/oauth.js';
+import { LINK_BINDING_COOKIE, linkBindingCookieOptions, newLinkBinding } from './oauth/link-binding.js';
 import { KNOWN_PROVIDERS } from './oauth/providers.js';
 import type { VerifyInput } from './flows/verify.js';
 import { renderUser } from './users.js';
@@ -225,11 +227,18 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   });
 
   app.get('/callback', async (c) => {
+    const linkBinding = getCookie(c, LINK_BINDING_COOKIE) ?? null;
     const location = await service.oauthCallback(
       new URL(c.req.url),
       requestContext(c, deps.trustProxy),
       (err) => deps.logger.warn({ err }, 'sign-in with a provider failed'),
+      linkBinding,
     );
+    // The binding served its one callback.
+    if (linkBinding) {
+      const { path, secure } = linkBindingCookieOptions(service.deps.email.authUrl);
+      deleteCookie(c, LINK_BINDING_COOKIE, { path, secure });
+    }
     return c.redirect(location, 302);
   });
 
@@ -402,7 +411,13 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.get('/user/identities/authorize', async (c) => {
     const claims = requireUser(c.get('caller'));
-    const location = await service.oauthAuthorize(oauthAuthorizeInput(c, deps.trustProxy, claims.sub));
+    const input = oauthAuthorizeInput(c, deps.trustProxy, claims.sub);
+    // Without PKCE the link is bound to this browser by a secret cookie the callback checks.
+    const linkBinding = input.pkce ? null : newLinkBinding();
+    const location = await service.oauthAuthorize({ ...input, linkBinding });
+    if (linkBinding) {
+      setCookie(c, LINK_BINDING_COOKIE, linkBinding, linkBindingCookieOptions(service.deps.email.authUrl));
+    }
     if (c.req.query('skip_http_redirect') === 'true') return c.json({ url: location });
     return c.redirect(location, 302);
   });

@@ -173,9 +173,17 @@ export class IdentityService {
     return oauth.authorize(this.deps, input);
   }
 
-  /** Where /callback sends the browser: redirect_to with the session, a code, or the refusal. */
-  oauthCallback(url: URL, context: RequestContext, onUnexpected: (error: unknown) => void): Promise<string> {
-    return oauth.callback(this.deps, url, context, onUnexpected);
+  /**
+   * Where /callback sends the browser: redirect_to with the session, a code, or the refusal.
+   * `linkBinding` is the secret cookie a linking flow without PKCE set in the initiating browser.
+   */
+  oauthCallback(
+    url: URL,
+    context: RequestContext,
+    onUnexpected: (error: unknown) => void,
+    linkBinding: string | null = null,
+  ): Promise<string> {
+    return oauth.callback(this.deps, url, context, onUnexpected, linkBinding);
   }
 
   /** The enabled providers' names and button labels, for sign-in pages. */

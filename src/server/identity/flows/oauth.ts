@@ -3,12 +3,16 @@
 // expiring state; GET /callback checks it, has the provider confirm the person, decides the
 // account (oauth/accounts.ts) and sends the browser to redirect_to with the session in the
 // fragment (implicit flow) or ?code= for the client's PKCE exchange. Every refusal after the
-// browser left goes back to redirect_to as error, error_code and error_description.
+// browser left goes back to redirect_to as error, error_code and error_description. Linking is
+// bound to the browser that started it: a PKCE link is written only at the code exchange with
+// that browser's verifier, a link without PKCE only when the callback brings back the secret
+// cookie set on the authorize answer (oauth/link-binding.ts, docs/decisions/0041).
 import { withService } from '../../db/transactions.js';
 import { HttpError } from '../../http/errors.js';
 import { authError, errors } from '../errors.js';
 import { metadataRefusal } from '../metadata-bound.js';
-import { accountForProviderUser } from '../oauth/accounts.js';
+import { accountErrors, accountForProviderUser } from '../oauth/accounts.js';
+import { hashLinkBinding, linkBindingMatches } from '../oauth/link-binding.js';
 import {
   authorizationUrl,
   completeAuthorization,
@@ -33,6 +37,8 @@ export interface AuthorizeInput {
   queryParams: Record<string, string>;
   /** set by /user/identities/authorize: the signed-in user the identity is for */
   linkingUserId: string | null;
+  /** a link without PKCE: the secret of the cookie sent to the initiating browser */
+  linkBinding?: string | null;
   /** the client address: each start stores a state, so starts count against the sign-in limit */
   ip: string | null;
 }
@@ -72,6 +78,12 @@ export const oauthErrors = {
   stateExpired: () => authError(400, 'bad_oauth_state', 'OAuth state has expired'),
   providerRefused: (message: string) => authError(400, 'bad_oauth_callback', message),
   manualLinkingDisabled: () => authError(404, 'manual_linking_disabled', 'Manual linking is disabled'),
+  linkElsewhere: () =>
+    authError(
+      403,
+      'bad_oauth_state',
+      'The identity link was started in another browser: start it again from your account',
+    ),
 };
 
 function findProvider(deps: IdentityDeps, name: string): OAuthProvider {
@@ -85,6 +97,8 @@ function findProvider(deps: IdentityDeps, name: string): OAuthProvider {
 /** The provider's authorization URL for this request; its state is stored for the callback. */
 export async function authorize(deps: IdentityDeps, input: AuthorizeInput): Promise<string> {
   if (input.linkingUserId && !deps.oauth.manualLinking) throw oauthErrors.manualLinkingDisabled();
+  // A link must be completable only by its initiator: by its PKCE verifier, or by the cookie.
+  if (input.linkingUserId && !input.pkce && !input.linkBinding) throw oauthErrors.linkElsewhere();
   const provider = findProvider(deps, input.provider);
   if (input.ip) {
     const limits = deps.settings.rateLimits;
@@ -113,6 +127,8 @@ export async function authorize(deps: IdentityDeps, input: AuthorizeInput): Prom
     redirectTo,
     pkce: input.pkce,
     linkingUserId: input.linkingUserId,
+    linkBindingHash:
+      input.linkingUserId && !input.pkce && input.linkBinding ? hashLinkBinding(input.linkBinding) : null,
   });
   return url;
 }
@@ -148,6 +164,8 @@ export async function callback(
   callbackUrl: URL,
   context: RequestContext,
   onUnexpected: (error: unknown) => void,
+  /** the link-binding cookie's secret the browser brought back, if any */
+  linkBinding: string | null = null,
 ): Promise<string> {
   let target = deps.redirects.siteUrl;
   try {
@@ -158,6 +176,14 @@ export async function callback(
     if (taken.kind === 'expired') throw oauthErrors.stateExpired();
     const state = taken.state;
     target = state.redirectTo;
+    // A link without PKCE completes only in the browser holding the authorize answer's cookie.
+    if (
+      state.linkingUserId &&
+      !state.pkce &&
+      !(state.linkBindingHash && linkBindingMatches(state.linkBindingHash, linkBinding))
+    ) {
+      throw oauthErrors.linkElsewhere();
+    }
     const providerError = callbackUrl.searchParams.get('error');
     if (providerError) {
       const description =
@@ -176,6 +202,36 @@ export async function callback(
       if (!(error instanceof ProviderError)) throw error;
       onUnexpected(error); // logged: a failed check is worth knowing about
       throw oauthErrors.providerRefused(error.message);
+    }
+    if (state.linkingUserId && state.pkce) {
+      return await withService(deps.pool, async (tx) => {
+        // Refused now if it can never be linked; otherwise linked at the exchange, by the verifier.
+        const linked = await tx.query<{ user_id: string }>(
+          'select user_id from auth.identities where provider = $1 and provider_id = $2',
+          [provider.name, person.subject],
+        );
+        const holder = linked.rows[0]?.user_id;
+        if (holder) {
+          throw holder === state.linkingUserId
+            ? accountErrors.alreadyLinked()
+            : accountErrors.linkedToAnother();
+        }
+        const flowId = await createFlowState(tx, {
+          userId: state.linkingUserId!,
+          challenge: state.pkce!,
+          authenticationMethod: 'oauth',
+          pendingIdentity: {
+            provider: provider.name,
+            subject: person.subject,
+            email: person.email,
+            emailVerified: person.emailVerified,
+            identityData: person.identityData,
+          },
+        });
+        const url = new URL(target);
+        url.searchParams.set('code', (await issueAuthCode(tx, flowId))!);
+        return url.toString();
+      });
     }
     return await withService(deps.pool, async (tx) => {
       const user = await accountForProviderUser(tx, {

@@ -1,9 +1,11 @@
 // In charge of POST /token: the password grant (with the sign-in backoff), the refresh grant
 // (rotation with reuse detection and the per-session limit) and the PKCE grant (an e-mail link's
-// code and the client's verifier, exchanged once for a session).
+// or provider sign-in's code and the client's verifier, exchanged once for a session; a linking
+// flow's identity is joined to the user here, for the verifier's holder only).
 import { withService } from '../../db/transactions.js';
 import { errors } from '../errors.js';
 import { hashPassword, isBcryptHash, verifyDecoy, verifyPassword } from '../passwords.js';
+import { accountForProviderUser } from '../oauth/accounts.js';
 import { exchangeAuthCode } from '../pkce.js';
 import { openSession, refreshGrantInOneCall } from '../sessions.js';
 import { beginPasswordSignIn, passwordWasRight } from '../sign-in-backoff.js';
@@ -90,6 +92,17 @@ export async function pkceGrant(
   }
   return withService(deps.pool, async (tx) => {
     const flow = await exchangeAuthCode(tx, authCode, codeVerifier);
+    if (flow.pendingIdentity) {
+      const { provider, subject, email, emailVerified, identityData } = flow.pendingIdentity;
+      await accountForProviderUser(tx, {
+        provider,
+        label: provider,
+        person: { subject, email, emailVerified, identityData, accessToken: '', refreshToken: null },
+        linkingUserId: flow.userId,
+        autoconfirm: deps.settings.autoconfirm,
+        disableSignup: deps.settings.disableSignup,
+      });
+    }
     const user = await findUserById(tx, flow.userId);
     if (!user) throw errors.userNotFound();
     if (isBanned(user)) throw errors.userBanned();

@@ -1,7 +1,8 @@
 // In charge of auth.oauth_states: what an authorization sent to a provider committed to (its
 // state, kept as a SHA-256, its nonce and provider-side PKCE verifier, where the browser goes
-// next, the client's own PKCE challenge, the user linking an identity), taken back exactly once
-// by the callback and only within its lifetime.
+// next, the client's own PKCE challenge, the user linking an identity and, for a link without
+// PKCE, the hash of the cookie that binds it to its browser), taken back exactly once by the
+// callback and only within its lifetime.
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../../db/pool.js';
 import type { PkceChallenge } from '../pkce.js';
@@ -16,6 +17,8 @@ export interface OAuthState {
   redirectTo: string;
   pkce: PkceChallenge | null;
   linkingUserId: string | null;
+  /** SHA-256 of the secret cookie a linking flow without PKCE must bring back (migration 0049) */
+  linkBindingHash: Buffer | null;
 }
 
 function hashState(state: string): Buffer {
@@ -25,8 +28,8 @@ function hashState(state: string): Buffer {
 export async function saveState(db: Queryable, state: string, value: OAuthState): Promise<void> {
   await db.query(
     `insert into auth.oauth_states (state_hash, provider, code_verifier, nonce, redirect_to,
-       code_challenge, code_challenge_method, linking_user_id)
-     values ($1, $2, $3, $4, $5, $6, $7, $8)`,
+       code_challenge, code_challenge_method, linking_user_id, link_binding_hash)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     [
       hashState(state),
       value.provider,
@@ -36,6 +39,7 @@ export async function saveState(db: Queryable, state: string, value: OAuthState)
       value.pkce?.codeChallenge ?? null,
       value.pkce?.method ?? null,
       value.linkingUserId,
+      value.linkBindingHash,
     ],
   );
   // Authorizations never completed are useless after their lifetime; prune them now and then.
@@ -58,11 +62,12 @@ export async function takeState(db: Queryable, state: string): Promise<TakenStat
     code_challenge: string | null;
     code_challenge_method: 's256' | 'plain' | null;
     linking_user_id: string | null;
+    link_binding_hash: Buffer | null;
     expired: boolean;
   }>(
     `delete from auth.oauth_states where state_hash = $1
      returning provider, code_verifier, nonce, redirect_to, code_challenge, code_challenge_method,
-       linking_user_id, created_at < now() - make_interval(secs => $2) as expired`,
+       linking_user_id, link_binding_hash, created_at < now() - make_interval(secs => $2) as expired`,
     [hashState(state), OAUTH_STATE_TTL_SECONDS],
   );
   const row = result.rows[0];
@@ -80,6 +85,7 @@ export async function takeState(db: Queryable, state: string): Promise<TakenStat
           ? { codeChallenge: row.code_challenge, method: row.code_challenge_method }
           : null,
       linkingUserId: row.linking_user_id,
+      linkBindingHash: row.link_binding_hash,
     },
   };
 }
