@@ -1,12 +1,14 @@
 // Data-API benchmarks: (a) a /rest/v1 list query against a minimal node:http + pg server running
-// the same SQL under the same RLS; (b) with 10k workspaces, 100k memberships and 1M projects, a
-// member's RLS-filtered list against the same query run with RLS bypassed and an explicit filter,
+// the same SQL under the same RLS; (b) the same list with prepared statements off (as behind a
+// transaction-mode pooler) against on; (c) with 10k workspaces, 100k memberships and 1M projects,
+// a member's RLS-filtered list against the same query run with RLS bypassed and an explicit filter,
 // both run as the data API runs a read (and, in the note, both as plain SQL parsed each time).
 import { randomBytes } from 'node:crypto';
 import { createPool } from '../src/server/db/pool.js';
 import { runAsCaller, withRls } from '../src/server/db/transactions.js';
 import type { BenchDatabase } from './support/database.js';
-import { compareLoads, request } from './support/load.js';
+import { childrenCpuMs, cpuMs, postmasterOf } from './support/cpu.js';
+import { compareLoads, request, runLoad } from './support/load.js';
 import { row, type BenchRow } from './support/report.js';
 import { startBenchServer, stopBenchServer } from './support/servers.js';
 
@@ -61,6 +63,103 @@ async function restList(database: BenchDatabase): Promise<BenchRow> {
   } finally {
     await stopBenchServer(ours.child);
     await stopBenchServer(reference.child);
+  }
+}
+
+/**
+ * What turning named prepared statements off costs the list (DATABASE_PREPARED_STATEMENTS=off,
+ * the default behind a transaction-mode pooler): two instances of the server on one database,
+ * one with them off and one with them on, loaded in alternating slices by the same client. The
+ * figure is the CPU time per request of the server and of the PostgreSQL backends together (read
+ * from /proc; each slice loads one server, so the cluster's time in it is that server's); the
+ * throughput of each is in the note, but on a shared machine it swings with the other work.
+ */
+async function listWithoutPreparedStatements(database: BenchDatabase): Promise<BenchRow> {
+  const apiKey = randomBytes(24).toString('hex');
+  const jwtSecret = randomBytes(32).toString('hex');
+  const servers = {
+    off: await startBenchServer('bench/identity-server.ts', database.url, apiKey, jwtSecret, {
+      DATABASE_PREPARED_STATEMENTS: 'off',
+    }),
+    on: await startBenchServer('bench/identity-server.ts', database.url, apiKey, jwtSecret, {
+      DATABASE_PREPARED_STATEMENTS: 'on',
+    }),
+  };
+  try {
+    const postmaster = postmasterOf(Number(/:(\d+)\/[^/]*$/.exec(database.url)?.[1]));
+    if (postmaster === null) throw new Error('the benchmark database server was not found in /proc');
+    const json = { apikey: apiKey, 'content-type': 'application/json' };
+    const signUp = await request(
+      `${servers.on.url}/auth/v1/signup`,
+      'POST',
+      json,
+      JSON.stringify({ email: `unprepared-${Date.now()}@example.com`, password: 'benchmark password' }),
+    );
+    const token = (JSON.parse(signUp.body) as { access_token: string }).access_token;
+    const auth = { ...json, authorization: `Bearer ${token}` };
+    const ws = await request(
+      `${servers.on.url}/rest/v1/rpc/create_workspace`,
+      'POST',
+      auth,
+      JSON.stringify({ name: 'Unprepared' }),
+    );
+    const workspaceId = (JSON.parse(ws.body) as { id: string }).id;
+    const rows = Array.from({ length: 50 }, (_, i) => ({ workspace_id: workspaceId, name: `Project ${i}` }));
+    await request(`${servers.on.url}/rest/v1/projects`, 'POST', auth, JSON.stringify(rows));
+
+    const path = '/rest/v1/projects?select=id,name,created_at&order=created_at.desc&limit=20';
+    const list = (side: 'off' | 'on') => async () =>
+      (await request(`${servers[side].url}${path}`, 'GET', auth)).status === 200;
+    const totals = {
+      off: { requests: 0, errors: 0, seconds: 0, serverMs: 0, databaseMs: 0 },
+      on: { requests: 0, errors: 0, seconds: 0, serverMs: 0, databaseMs: 0 },
+    };
+    // Warm-up: every pool connection open, statements prepared where they are kept.
+    for (const side of ['off', 'on'] as const) {
+      await runLoad({ durationMs: 1000, concurrency: CONCURRENCY, operation: list(side) });
+    }
+    const slices = 8;
+    for (let i = 0; i < slices; i++) {
+      for (const side of i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+        const server = servers[side].child.pid!;
+        const [serverBefore, databaseBefore] = [cpuMs(server), childrenCpuMs(postmaster)];
+        const load = await runLoad({
+          durationMs: (DURATION_MS * 2) / slices,
+          concurrency: CONCURRENCY,
+          operation: list(side),
+        });
+        const total = totals[side];
+        total.serverMs += cpuMs(server) - serverBefore;
+        total.databaseMs += childrenCpuMs(postmaster) - databaseBefore;
+        total.requests += load.requests;
+        total.errors += load.errors;
+        total.seconds += load.seconds;
+      }
+    }
+    const perRequest = (side: 'off' | 'on') => ({
+      server: (totals[side].serverMs * 1000) / totals[side].requests,
+      database: (totals[side].databaseMs * 1000) / totals[side].requests,
+      perSecond: totals[side].requests / totals[side].seconds,
+    });
+    const off = perRequest('off');
+    const on = perRequest('on');
+    const micro = (n: number) => `${n.toFixed(0)} µs`;
+    return row({
+      suite: 'data API',
+      measure: '/rest/v1 list (20 of 50 rows, RLS), prepared statements off: CPU per request',
+      value: off.server + off.database,
+      reference: on.server + on.database,
+      referenceName: 'the same server with prepared statements on',
+      unit: 'µs/req',
+      note:
+        `what a transaction-mode pooler without prepared-statement support costs (DATABASE_PREPARED_STATEMENTS=off); ` +
+        `PostgreSQL ${micro(off.database)} vs ${micro(on.database)}, server ${micro(off.server)} vs ${micro(on.server)}; ` +
+        `${off.perSecond.toFixed(0)} vs ${on.perSecond.toFixed(0)} req/s (${(off.perSecond / on.perSecond).toFixed(3)}); ` +
+        `errors ${totals.off.errors}/${totals.on.errors}`,
+    });
+  } finally {
+    await stopBenchServer(servers.off.child);
+    await stopBenchServer(servers.on.child);
   }
 }
 
@@ -185,5 +284,9 @@ async function rlsAtScale(database: BenchDatabase): Promise<BenchRow> {
 }
 
 export async function dataApiBenchmarks(database: BenchDatabase): Promise<BenchRow[]> {
-  return [await restList(database), await rlsAtScale(database)];
+  return [
+    await restList(database),
+    await listWithoutPreparedStatements(database),
+    await rlsAtScale(database),
+  ];
 }
