@@ -45,6 +45,7 @@ describe.skipIf(!binary && !required)('behind PgBouncer in transaction mode', ()
       // Many sign-ups and sign-ins from one address at once are the point here, not the limiter.
       RATE_LIMIT_SIGNIN_PER_ADDRESS: '1000',
       RATE_LIMIT_SIGNUP_PER_ADDRESS: '1000',
+      PASSWORD_HASHES_PER_CALLER: '100',
     };
     const first = await startTestServer(pooled);
     instances = [
