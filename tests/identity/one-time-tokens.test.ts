@@ -213,6 +213,7 @@ describe('PKCE', () => {
     await expect(exchange(code, verifier)).resolves.toEqual({
       userId: user.id,
       authenticationMethod: 'recovery',
+      pendingIdentity: null,
     });
     await expect(exchange(code, verifier)).rejects.toMatchObject({
       status: 404,
