@@ -196,24 +196,68 @@ describe.skipIf(!binary && !required)('behind PgBouncer in transaction mode', ()
     expect(mails.rows).toEqual([{ to_address: reader.email }]);
   });
 
+  /** Whether the instance's data API lists the table (its OpenAPI document comes from its cache). */
+  async function listsTable(server: TestServer, table: string): Promise<boolean> {
+    const doc = await call(server, 'GET', '/rest/v1/', {
+      apikey: server.config.serviceRoleKey,
+      headers: { authorization: `Bearer ${server.config.serviceRoleKey}` },
+    });
+    return Object.keys((doc.body?.paths as Record<string, unknown>) ?? {}).includes(`/${table}`);
+  }
+
   test('a table created directly is seen by both instances without a notice', async () => {
-    const listsTable = async (server: TestServer) => {
-      const doc = await call(server, 'GET', '/rest/v1/', {
-        apikey: server.config.serviceRoleKey,
-        headers: { authorization: `Bearer ${server.config.serviceRoleKey}` },
-      });
-      return Object.keys((doc.body?.paths as Record<string, unknown>) ?? {}).includes('/pooled_notes');
-    };
-    for (const server of instances) expect(await listsTable(server)).toBe(false);
+    for (const server of instances) expect(await listsTable(server, 'pooled_notes')).toBe(false);
     await admin.query(`create table public.pooled_notes (id bigint generated always as identity primary key, body text);
       grant select on public.pooled_notes to service_role`);
     const deadline = Date.now() + 5000;
     const seen = new Set<TestServer>();
     while (seen.size < 2 && Date.now() < deadline) {
-      for (const server of instances) if (await listsTable(server)) seen.add(server);
+      for (const server of instances) if (await listsTable(server, 'pooled_notes')) seen.add(server);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(seen.size).toBe(2);
+  });
+
+  test('with DATABASE_LISTEN_URL an instance listens past the pooler and reloads on a notice', async () => {
+    const [a] = instances;
+    const listening = await startTestServer({
+      DATABASE_URL: pooledUrl,
+      DATABASE_POOLER: 'transaction',
+      DATABASE_LISTEN_URL: directUrl,
+      JWT_SECRET: a.config.jwtSecret,
+      PROJECT_API_KEY: a.config.projectApiKey,
+      SERVICE_ROLE_KEY: a.config.serviceRoleKey,
+      PAYMENT_WEBHOOK_SECRET: a.config.paymentWebhookSecret,
+      CRON_SECRET: a.config.cronSecret,
+    });
+    try {
+      expect(await listsTable(listening, 'announced_notes')).toBe(false); // its cache is loaded
+      // Its listener connects once the cache is first used: wait until PostgreSQL has it.
+      const listener = `select count(*)::int as n from pg_stat_activity
+        where application_name = 'tenantry schema listener' and query ilike 'listen%'`;
+      for (const deadline = Date.now() + 5000; Date.now() < deadline;) {
+        if ((await admin.query<{ n: number }>(listener)).rows[0]!.n > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await admin.query(`create table public.announced_notes (id integer primary key);
+        grant select on public.announced_notes to service_role`);
+      // Without a notice it does not poll: the table stays unknown.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await listsTable(listening, 'announced_notes')).toBe(false);
+      // The notice, sent through the pooler as a migration would send it.
+      const pooled = new pg.Client({ connectionString: pooledUrl });
+      await pooled.connect();
+      await pooled.query(`select pg_notify('tenantry_schema', 'reload')`);
+      await pooled.end();
+      let seen = false;
+      for (const deadline = Date.now() + 5000; !seen && Date.now() < deadline;) {
+        seen = await listsTable(listening, 'announced_notes');
+        if (!seen) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(seen).toBe(true);
+    } finally {
+      await listening.close();
+    }
   });
 
   test('two instances migrating at once through the pooler apply a migration once and leave no lock', async () => {
