@@ -216,6 +216,9 @@ describe('the container image, built and started from its Dockerfile without a c
     });
     expect(error).toBeNull();
     expect(data.session?.access_token).toBeTruthy();
+    // The container's one process (CMD runs node itself): what a memory request is sized from.
+    const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${app!.pid}/status`, 'utf8'))?.[1];
+    console.log(`resident memory after a page and a sign-up: ${Math.round(Number(rss) / 1024)} MB`);
   });
 
   it('did not build the web app at start: the build made in the image is the one served', () => {
