@@ -2,7 +2,8 @@
 // two instances of twenty: sign-up, sign-in and refresh through supabase-js, a workspace, data-API
 // reads and writes (and hundreds of lists, where a named statement would meet a server connection
 // that never prepared it), a signed webhook, a digest run, a schema change made directly that
-// both instances see, migrations run by two instances at once, and the idle-in-transaction limit.
+// both instances see, a third instance listening past the pooler (DATABASE_LISTEN_URL), migrations
+// run by two instances at once, and the idle-in-transaction limit.
 // Where PgBouncer is not installed the suite says it was skipped; CI (REQUIRE_PGBOUNCER=1) fails.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
