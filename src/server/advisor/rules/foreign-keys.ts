@@ -19,7 +19,9 @@ export const unindexedForeignKey: Rule = {
   async check({ db }) {
     // An index covers the key when its first key columns are the key's columns, in any order (a
     // btree or hash index serves equality on them), it is valid, and it is not partial (a partial
-    // index does not hold every row the key's lookups must find).
+    // index does not hold every row the key's lookups must find), unless its only condition is
+    // that a one-column key is not null: the lookup's `= $1` implies it, and null keys refer to
+    // nothing.
     const { rows } = await db.query<UnindexedKey>(
       `select format('%I.%I', n.nspname, c.relname) as "table", con.conname as name,
               (select string_agg(quote_ident(a.attname), ', ' order by k.ord)
@@ -36,7 +38,12 @@ export const unindexedForeignKey: Rule = {
            select 1 from pg_catalog.pg_index i
            join pg_catalog.pg_class ic on ic.oid = i.indexrelid
            join pg_catalog.pg_am am on am.oid = ic.relam
-           where i.indrelid = con.conrelid and i.indisvalid and i.indpred is null
+           where i.indrelid = con.conrelid and i.indisvalid
+             and (i.indpred is null
+                  or (cardinality(con.conkey) = 1
+                      and pg_catalog.pg_get_expr(i.indpred, i.indrelid) = format('(%s IS NOT NULL)',
+                        (select quote_ident(a.attname) from pg_catalog.pg_attribute a
+                         where a.attrelid = con.conrelid and a.attnum = con.conkey[1]))))
              and am.amname in ('btree', 'hash')
              and i.indnkeyatts >= cardinality(con.conkey)
              and (select array_agg(x order by x) from unnest((i.indkey::int2[])[0:cardinality(con.conkey) - 1]) x)
