@@ -21,6 +21,9 @@
 create schema tenantry;
 revoke all on schema tenantry from public;
 grant usage on schema tenantry to anon, authenticated, service_role;
+-- Its definers are owned by service_role, which an installing role that is not a superuser can
+-- only hand them to when service_role may create in the schema (as for public and internal, 0001).
+grant create on schema tenantry to service_role;
 
 -- The caller's workspaces where they hold at least min_role, without those locked behind MFA for
 -- this session; empty for anonymous callers and for callers who no longer stand.
