@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # The Tenantry container image: the web app is built while the image is built, and the image runs
 # the server (`npm start`'s command) as an unprivileged user against the PostgreSQL in DATABASE_URL.
 #
