@@ -221,6 +221,15 @@ describe('application migrations through db:new, db:migrate and db:status', () =
   test('a misnamed application file (a core-style name) stops db:migrate before anything applies', async () => {
     const next = await npmRun('db:new', ['create notes'], env);
     expect(next.code).toBe(0);
+    // Its optional activity and plan-limit triggers taken up, as the template says.
+    const notes = path.join(
+      appDir,
+      readdirSync(appDir).find((f) => f.endsWith('_create_notes.sql'))!,
+    );
+    writeFileSync(
+      notes,
+      readFileSync(notes, 'utf8').replace(/^-- (create trigger .*)\n--( {3}for each row .*)$/gm, '$1\n$2'),
+    );
     writeFileSync(path.join(appDir, '0001_roles_and_auth.sql'), 'create table public.collides (id int);');
     try {
       const count = async () =>
@@ -244,6 +253,11 @@ describe('application migrations through db:new, db:migrate and db:status', () =
     expect(await query(databaseUrl, `select to_regclass('public.notes')::text as t`)).toEqual([
       { t: 'notes' },
     ]);
+    const triggers = await query<{ tgname: string }>(
+      databaseUrl,
+      `select tgname from pg_trigger where tgrelid = 'public.notes'::regclass and not tgisinternal order by 1`,
+    );
+    expect(triggers.map((t) => t.tgname)).toEqual(['notes_activity', 'notes_plan_limit']);
   }, 60_000);
 });
 

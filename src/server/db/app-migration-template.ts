@@ -41,6 +41,8 @@ export function templateTable(slug: string): string {
 }
 
 export function appMigrationTemplate(file: string, table: string): string {
+  // What one row is called in activity entries: tasks -> task.
+  const noun = table.length > 1 && table.endsWith('s') ? table.slice(0, -1) : table;
   return `-- ${file}
 -- What this migration does, in a sentence: <say it here>.
 --
@@ -86,6 +88,14 @@ create policy ${table}_delete on public.${table} for delete to authenticated
 grant select, delete on public.${table} to authenticated;
 grant insert (workspace_id, title), update (title) on public.${table} to authenticated;
 grant all on public.${table} to service_role;
+
+-- Optional (remove the -- to use): changes in the workspace's activity feed and digests
+-- ("${noun}.created" with the title as subject), and a plan limit on the workspace's rows
+-- (FREE_PLAN_LIMITS and "limits" in BILLING_PLANS name it "${table}").
+-- create trigger ${table}_activity after insert or update or delete on public.${table}
+--   for each row execute function tenantry.record_activity('${noun}', 'title');
+-- create trigger ${table}_plan_limit before insert or update or delete on public.${table}
+--   for each row execute function tenantry.enforce_plan_limit('${table}');
 `;
 }
 
