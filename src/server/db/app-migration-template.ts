@@ -71,6 +71,8 @@ create table public.${table} (
   created_at timestamptz not null default now()
 );
 create index ${table}_workspace_idx on public.${table} (workspace_id, created_at desc);
+-- Every foreign key gets an index: deleting a user then finds their rows without a scan.
+create index ${table}_created_by_idx on public.${table} (created_by);
 
 alter table public.${table} enable row level security;
 alter table public.${table} force row level security;
