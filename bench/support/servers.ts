@@ -37,6 +37,8 @@ export async function startBenchServer(
     DATA_API_CALLER_CONCURRENCY: '1000',
     // Every load generator connects from one address, which would otherwise share 8.
     DATA_API_ADDRESS_CONCURRENCY: '1000',
+    // Every sign-in comes from one address, one caller of the password-hash queue.
+    PASSWORD_HASHES_PER_CALLER: '10000',
   };
   for (const [name, value] of Object.entries(extraEnv)) {
     if (value === null) delete env[name];

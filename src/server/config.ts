@@ -160,7 +160,24 @@ export interface Config {
   manualLinking: boolean;
   mfa: MfaConfig;
   identity: IdentityLimits;
+  /** where stored files' bytes live (STORAGE_BACKEND and its settings) */
+  storageBackend: StorageBackendConfig;
 }
+
+/** Where stored files' bytes live: a folder on local disk, or a bucket of an S3-compatible service. */
+export type StorageBackendConfig =
+  | { kind: 'local'; /** STORAGE_LOCAL_DIR, default DATA_DIR/storage */ dir: string }
+  | {
+      kind: 's3';
+      /** STORAGE_S3_ENDPOINT; unset = AWS itself for the region */
+      endpoint: string | undefined;
+      bucket: string;
+      region: string;
+      /** unset = the AWS SDK's default chain (environment, profile, instance role) */
+      credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+      /** bucket in the path (most S3-compatible servers) rather than in the host name */
+      forcePathStyle: boolean;
+    };
 
 /** TOTP second factors. */
 export interface MfaConfig {
@@ -337,7 +354,7 @@ const envSchema = z.object({
     .max(4 * 1024 * 1024 * 1024)
     .default(32 * 1024 * 1024),
   PASSWORD_HASH_CONCURRENCY: positiveInt.max(256).optional(),
-  PASSWORD_HASHES_PER_CALLER: positiveInt.max(10_000).default(4),
+  PASSWORD_HASHES_PER_CALLER: positiveInt.max(10_000).default(8),
   PASSWORD_HASH_QUEUE: positiveInt.max(1_000_000).default(256),
   RECOVERY_SESSION_WINDOW: positiveInt.max(86400).default(900),
   MFA_ENCRYPTION_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -455,7 +472,63 @@ const envSchema = z.object({
   DATA_API_PLAN_ENABLED: boolFlag.default(false),
   DATA_API_AGGREGATES_ENABLED: boolFlag.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  STORAGE_BACKEND: z.enum(['local', 's3']).default('local'),
+  STORAGE_LOCAL_DIR: z.string().min(1).optional(),
+  STORAGE_S3_ENDPOINT: z
+    .url()
+    .regex(/^https?:\/\//, 'must be an http:// or https:// URL')
+    .optional(),
+  STORAGE_S3_BUCKET: z
+    .string()
+    .regex(
+      /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+      'must be an S3 bucket name: 3-63 lower-case letters, digits, dots and hyphens',
+    )
+    .optional(),
+  STORAGE_S3_REGION: z
+    .string()
+    .regex(/^[a-z0-9-]{1,64}$/, 'must be a region name such as us-east-1')
+    .optional(),
+  STORAGE_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  STORAGE_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  STORAGE_S3_FORCE_PATH_STYLE: boolFlag.optional(),
 });
+
+/**
+ * STORAGE_BACKEND and its settings. An S3 backend needs a bucket, and its access key comes whole
+ * or not at all (then the SDK's default chain finds one). The secret is kept out of the object's
+ * enumerable members, so logging the configuration can never print it.
+ */
+function storageBackendConfig(e: z.infer<typeof envSchema>, dataDir: string): StorageBackendConfig {
+  if (e.STORAGE_BACKEND === 'local') {
+    return { kind: 'local', dir: path.resolve(e.STORAGE_LOCAL_DIR ?? path.join(dataDir, 'storage')) };
+  }
+  if (!e.STORAGE_S3_BUCKET) {
+    throw new ConfigError('Invalid configuration: STORAGE_S3_BUCKET: required when STORAGE_BACKEND=s3');
+  }
+  if ((e.STORAGE_S3_ACCESS_KEY_ID === undefined) !== (e.STORAGE_S3_SECRET_ACCESS_KEY === undefined)) {
+    throw new ConfigError(
+      'Invalid configuration: STORAGE_S3_ACCESS_KEY_ID and STORAGE_S3_SECRET_ACCESS_KEY: give both or neither',
+    );
+  }
+  let credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+  if (e.STORAGE_S3_ACCESS_KEY_ID !== undefined && e.STORAGE_S3_SECRET_ACCESS_KEY !== undefined) {
+    credentials = { accessKeyId: e.STORAGE_S3_ACCESS_KEY_ID } as typeof credentials & object;
+    Object.defineProperty(credentials, 'secretAccessKey', {
+      value: e.STORAGE_S3_SECRET_ACCESS_KEY,
+      enumerable: false,
+    });
+  }
+  return {
+    kind: 's3',
+    endpoint: e.STORAGE_S3_ENDPOINT,
+    bucket: e.STORAGE_S3_BUCKET,
+    region: e.STORAGE_S3_REGION ?? 'us-east-1',
+    credentials,
+    // A custom endpoint is nearly always a server that wants the bucket in the path.
+    forcePathStyle: e.STORAGE_S3_FORCE_PATH_STYLE ?? e.STORAGE_S3_ENDPOINT !== undefined,
+  };
+}
 
 function randomSecret(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
@@ -610,6 +683,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     throw new ConfigError('PROJECT_API_KEY and SERVICE_ROLE_KEY must differ');
   }
   const siteUrl = (e.SITE_URL ?? appUrl).replace(/\/+$/, '');
+  const storageBackend = storageBackendConfig(e, dataDir);
   let templates: AuthMailTemplates;
   let oauthProviders: OAuthProvider[];
   try {
@@ -736,6 +810,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       passwordHashQueue: e.PASSWORD_HASH_QUEUE,
       recoverySessionSeconds: e.RECOVERY_SESSION_WINDOW,
     },
+    storageBackend,
   };
 }
 

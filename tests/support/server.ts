@@ -12,6 +12,7 @@ import { createPool, poolOptionsFrom, type Pool } from '../../src/server/db/pool
 import { createHttpServer, type HttpServer } from '../../src/server/http/server.js';
 import { createLogger } from '../../src/server/logger.js';
 import { createPlatform } from '../../src/server/platform.js';
+import type { IdentityService } from '../../src/server/identity/service.js';
 
 export interface TestServer {
   url: string;
@@ -19,6 +20,8 @@ export interface TestServer {
   pool: Pool;
   /** the process's HTTP server as production builds it: register upgrades, read connection counts */
   http: HttpServer;
+  /** the identity service the server runs (its password-hash queue, for instance) */
+  identity: IdentityService;
   /** a supabase-js client with the project's public key and no persisted session */
   client(): SupabaseClient;
   /** a supabase-js client with the service-role key */
@@ -64,7 +67,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   });
   const pool = createPool(databaseUrl, poolOptionsFrom(config.database));
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const { listener } = createPlatform({ config, pool, logger });
+  const { listener, identity } = createPlatform({ config, pool, logger });
   // The same server production runs: its connection caps, timeouts and upgrade router.
   const http = createHttpServer({ limits: config.http, listener, logger });
   const server: Server = http.server;
@@ -79,6 +82,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     config,
     pool,
     http,
+    identity,
     client: () => createClient(url, config.projectApiKey, options),
     adminClient: () => createClient(url, config.serviceRoleKey, options),
     clientWithToken: (token) =>

@@ -19,7 +19,9 @@ import * as identities from './flows/identities.js';
 import * as oauth from './flows/oauth.js';
 import * as user from './flows/user.js';
 import * as verify from './flows/verify.js';
+import { HashQueue } from './hash-queue.js';
 import { checkMetadataBound } from './metadata-bound.js';
+import { createPasswordHasher } from './passwords.js';
 import { createOneTimeTokenKey } from './one-time-tokens.js';
 import { createRedirectPolicy } from './redirects.js';
 import { createRefreshTokenKey } from './refresh-tokens.js';
@@ -46,6 +48,7 @@ export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner
       secureEmailChange: email.secureEmailChange,
       securePasswordChange: email.securePasswordChange,
       requireCurrentPassword: email.requireCurrentPassword,
+      recoverySessionSeconds: config.identity.recoverySessionSeconds,
     },
     redirects: createRedirectPolicy({
       siteUrl: email.siteUrl,
@@ -76,6 +79,13 @@ export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner
       failuresPerFactor: config.rateLimits.mfaFailuresPerFactor,
       unverifiedFactorExpirySeconds: 300,
     },
+    passwords: createPasswordHasher(
+      new HashQueue({
+        concurrency: config.identity.passwordHashConcurrency,
+        perCaller: config.identity.passwordHashesPerCaller,
+        maxQueued: config.identity.passwordHashQueue,
+      }),
+    ),
   };
 }
 

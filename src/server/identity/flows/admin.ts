@@ -5,7 +5,8 @@
 import { withService } from '../../db/transactions.js';
 import { issueEmailAction, sendEmailAction } from '../email-actions.js';
 import { authError, errors } from '../errors.js';
-import { hashPassword, isVerifiableHash } from '../passwords.js';
+import { hashCallers } from '../hash-queue.js';
+import { isVerifiableHash } from '../passwords.js';
 import { chooseRedirect, isAllowedRedirect } from '../redirects.js';
 import {
   deleteUser,
@@ -44,7 +45,8 @@ export async function adminCreateUser(deps: IdentityDeps, input: AdminNewUser): 
   if (input.passwordHash !== undefined) checkImportedHash(input.passwordHash);
   if (input.password !== undefined) checkPasswordStrength(deps.settings, input.password);
   const passwordHash =
-    input.passwordHash ?? (input.password === undefined ? null : await hashPassword(input.password));
+    input.passwordHash ??
+    (input.password === undefined ? null : await deps.passwords.hash(hashCallers.service, input.password));
   return withService(deps.pool, async (tx) => {
     if (input.id !== undefined) {
       const taken = await tx.query('select 1 from auth.users where id = $1', [input.id]);
@@ -111,7 +113,8 @@ export async function adminUpdateUser(
   input: AdminUserUpdate,
 ): Promise<UserWithIdentities> {
   if (input.password !== undefined) checkPasswordStrength(deps.settings, input.password);
-  const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password);
+  const passwordHash =
+    input.password === undefined ? undefined : await deps.passwords.hash(hashCallers.service, input.password);
   return withService(deps.pool, async (tx) => {
     if (!(await findUserById(tx, id))) throw errors.userNotFound();
     const changes: UserChanges = {};
@@ -226,7 +229,10 @@ export async function adminGenerateLink(
   const signupPassword = input.password ?? '';
   // Checked (and hashed) up front, used only if the sign-up creates the account (GoTrue's rule).
   if (type === 'signup' && signupPassword) checkPasswordStrength(deps.settings, signupPassword);
-  const passwordHash = signupPassword && type === 'signup' ? await hashPassword(signupPassword) : null;
+  const passwordHash =
+    signupPassword && type === 'signup'
+      ? await deps.passwords.hash(hashCallers.service, signupPassword)
+      : null;
   if (type === 'email_change_current' && !deps.settings.secureEmailChange) {
     throw errors.validation('Enable secure email change to generate link for current email');
   }

@@ -10,6 +10,7 @@ import type { EmailActionSettings } from '../email-actions.js';
 import type { MfaSettings } from './mfa.js';
 import { errors } from '../errors.js';
 import type { OAuthProvider } from '../oauth/providers.js';
+import type { PasswordHasher } from '../passwords.js';
 import type { RedirectPolicy } from '../redirects.js';
 import type { RefreshTokenKey } from '../refresh-tokens.js';
 import { sessionExists, type SessionContext, type SessionRef } from '../sessions.js';
@@ -30,8 +31,10 @@ export interface IdentitySettings {
   secureEmailChange: boolean;
   /** a password change needs a recent sign-in or a reauthentication code (SECURE_PASSWORD_CHANGE) */
   securePasswordChange: boolean;
-  /** a password change names the current password, except in a recovery session */
+  /** a password change names the current password, except in a recent recovery session */
   requireCurrentPassword: boolean;
+  /** seconds a recovery session may set a password without the current one (RECOVERY_SESSION_WINDOW) */
+  recoverySessionSeconds: number;
 }
 
 export interface IdentityDeps {
@@ -47,6 +50,8 @@ export interface IdentityDeps {
   oauth: { providers: OAuthProvider[]; manualLinking: boolean };
   /** TOTP factors: the sealing key, limits and expiries */
   mfa: MfaSettings;
+  /** every password hash and verify, through the process's one fair queue */
+  passwords: PasswordHasher;
 }
 
 export interface TokenResponse {

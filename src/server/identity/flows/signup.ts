@@ -8,7 +8,7 @@ import { withService } from '../../db/transactions.js';
 import { sendEmailAction } from '../email-actions.js';
 import { errors } from '../errors.js';
 import { chargeAsIfSent } from '../mailer.js';
-import { hashPassword } from '../passwords.js';
+import { hashCallers } from '../hash-queue.js';
 import type { PkceChallenge } from '../pkce.js';
 import { enforceLimits } from '../rate-limit.js';
 import { chooseRedirect } from '../redirects.js';
@@ -58,7 +58,7 @@ export async function signUp(
     ]);
   }
   const redirectTo = chooseRedirect(deps.redirects, input.redirectTo, input.referer);
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await deps.passwords.hash(hashCallers.address(context.ip), input.password);
   return withService(deps.pool, async (tx) => {
     const created = await insertUser(tx, {
       email: input.email,

@@ -4,7 +4,8 @@
 // flow's identity is joined to the user here, for the verifier's holder only).
 import { withService } from '../../db/transactions.js';
 import { errors } from '../errors.js';
-import { hashPassword, isBcryptHash, verifyDecoy, verifyPassword } from '../passwords.js';
+import { hashCallers } from '../hash-queue.js';
+import { isBcryptHash } from '../passwords.js';
 import { accountForProviderUser } from '../oauth/accounts.js';
 import { exchangeAuthCode } from '../pkce.js';
 import { openSession, refreshGrantInOneCall } from '../sessions.js';
@@ -24,10 +25,12 @@ export async function passwordGrant(
   const attempt = await beginPasswordSignIn(deps.pool, normalized, context.ip, deps.settings.rateLimits);
   if (attempt.kind === 'wait') throw errors.signInWait(attempt.retryAfterSeconds);
   const { user } = attempt;
+  // Nobody is signed in yet: the client's address is the caller whose hashes take turns.
+  const caller = hashCallers.address(context.ip);
   // Unknown user and wrong password take the same time and get the same answer.
   const valid = user?.encrypted_password
-    ? await verifyPassword(user.encrypted_password, password)
-    : await verifyDecoy(password);
+    ? await deps.passwords.verify(caller, user.encrypted_password, password)
+    : await deps.passwords.verifyDecoy(caller, password);
   if (!user || !valid) throw errors.invalidCredentials();
   if (isBanned(user) || !user.email_confirmed_at) {
     await passwordWasRight(deps.pool, normalized, context.ip);
@@ -37,7 +40,7 @@ export async function passwordGrant(
   if (isBcryptHash(user.encrypted_password!)) {
     // An imported bcrypt hash, now that its password is known: from here on the password is
     // stored as every other is. Unless it changed meanwhile (the old hash is the condition).
-    const upgraded = await hashPassword(password);
+    const upgraded = await deps.passwords.hash(caller, password);
     await withService(deps.pool, (tx) =>
       replacePasswordHash(tx, user.id, user.encrypted_password!, upgraded),
     );

@@ -8,8 +8,9 @@ import { sendEmailAction, sendEmailChange } from '../email-actions.js';
 import { authError, errors } from '../errors.js';
 import { consumeByOtp } from '../one-time-tokens.js';
 import { beginPasswordSignIn, passwordWasRight } from '../sign-in-backoff.js';
-import { hashPassword, verifyPassword } from '../passwords.js';
+import { hashCallers } from '../hash-queue.js';
 import type { PkceChallenge } from '../pkce.js';
+import { enforceLimits } from '../rate-limit.js';
 import { chooseRedirect } from '../redirects.js';
 import { logout, type LogoutScope } from '../sessions.js';
 import {
@@ -56,10 +57,20 @@ const RECENT_SIGN_IN_MS = 24 * 3600 * 1000;
 const CURRENT_PASSWORD_MESSAGE = 'Current password required when setting new password.';
 
 /**
+ * A session a recovery link opened within the last RECOVERY_SESSION_WINDOW seconds: whoever forgot
+ * the password cannot give it, so such a session sets a new one without it. Later (a reset link's
+ * session kept for days, or found on a shared computer) it is a session like any other.
+ */
+export function isRecentRecovery(claims: AccessTokenClaims, windowSeconds: number): boolean {
+  const now = Math.floor(Date.now() / 1000);
+  return claims.amr.some((entry) => entry.method === 'recovery' && now - entry.timestamp <= windowSeconds);
+}
+
+/**
  * The proofs GoTrue asks of a password change, in its order: with SECURE_PASSWORD_CHANGE, a
  * session older than 24 hours must bring the e-mailed reauthentication code (used up, even if the
  * change then fails, as GoTrue does); with REQUIRE_CURRENT_PASSWORD (or when the caller asks), the
- * current password, except in a recovery session (whoever forgot it cannot give it).
+ * current password, except in a recent recovery session (whoever forgot it cannot give it).
  */
 async function checkPasswordChangeProofs(
   deps: IdentityDeps,
@@ -95,7 +106,7 @@ async function checkPasswordChangeProofs(
     }
   }
   const required = settings.requireCurrentPassword || input.requireCurrentPassword === true;
-  if (required && !claims.amr.some((entry) => entry.method === 'recovery')) {
+  if (required && !isRecentRecovery(claims, settings.recoverySessionSeconds)) {
     await proveCurrentPassword(
       deps,
       await requireLiveUser(deps.pool, claims),
@@ -121,7 +132,7 @@ async function proveCurrentPassword(
   const email = normalizeEmail(user.email);
   const attempt = await beginPasswordSignIn(deps.pool, email, address ?? null, deps.settings.rateLimits);
   if (attempt.kind === 'wait') throw errors.signInWait(attempt.retryAfterSeconds);
-  if (!(await verifyPassword(user.encrypted_password, currentPassword))) {
+  if (!(await deps.passwords.verify(hashCallers.user(user.id), user.encrypted_password, currentPassword))) {
     throw authError(400, 'current_password_invalid', CURRENT_PASSWORD_MESSAGE);
   }
   await passwordWasRight(deps.pool, email, address ?? null);
@@ -172,14 +183,17 @@ export async function deleteOwnAccount(
   claims: AccessTokenClaims,
   proof: { currentPassword?: string | null; email?: string | null; address?: string | null },
 ): Promise<void> {
-  const user = await requireLiveUser(deps.pool, claims);
-  await requireSecondFactorPassed(deps, user, claims);
-  if (signsInWithPassword(user)) {
-    await proveCurrentPassword(deps, user, proof.currentPassword, proof.address);
-  } else if (!proof.email || normalizeEmail(proof.email) !== (user.email ?? '')) {
-    throw authError(400, 'email_mismatch', 'Type the e-mail address of this account to confirm');
-  }
-  await adminDeleteUser(deps, user.id, false);
+  // Proving the password is a hash: the request holds one of the user's places in the queue.
+  return deps.passwords.queue.within(hashCallers.user(claims.sub), async () => {
+    const user = await requireLiveUser(deps.pool, claims);
+    await requireSecondFactorPassed(deps, user, claims);
+    if (signsInWithPassword(user)) {
+      await proveCurrentPassword(deps, user, proof.currentPassword, proof.address);
+    } else if (!proof.email || normalizeEmail(proof.email) !== (user.email ?? '')) {
+      throw authError(400, 'email_mismatch', 'Type the e-mail address of this account to confirm');
+    }
+    await adminDeleteUser(deps, user.id, false);
+  });
 }
 
 export async function updateCurrentUser(
@@ -188,8 +202,33 @@ export async function updateCurrentUser(
   input: UserUpdate,
 ): Promise<Record<string, unknown>> {
   const { settings } = deps;
-  if (input.password !== undefined) checkPasswordStrength(settings, input.password);
+  if (input.password === undefined) return applyUserUpdate(deps, claims, input);
+  checkPasswordStrength(settings, input.password);
+  // A password change hashes two or three times: it holds one of the user's places in the hash
+  // queue from here on, and a user already holding their share is refused before anything else.
+  return deps.passwords.queue.within(hashCallers.user(claims.sub), () =>
+    applyUserUpdate(deps, claims, input),
+  );
+}
+
+async function applyUserUpdate(
+  deps: IdentityDeps,
+  claims: AccessTokenClaims,
+  input: UserUpdate,
+): Promise<Record<string, unknown>> {
+  const { settings } = deps;
   const before = await requireLiveUser(deps.pool, claims);
+  // Each change costs two password hashes (three with the current password): counted per user
+  // before any of them, so one account cannot keep the hashing threads busy.
+  if (input.password !== undefined) {
+    await enforceLimits(deps.pool, [
+      {
+        bucket: `password-change:user:${before.id}`,
+        max: settings.rateLimits.passwordChangesPerUser,
+        windowSeconds: settings.rateLimits.windowSeconds,
+      },
+    ]);
+  }
   const newEmail =
     input.email !== undefined && normalizeEmail(input.email) !== before.email
       ? normalizeEmail(input.email)
@@ -213,14 +252,22 @@ export async function updateCurrentUser(
     if (taken.rowCount) throw errors.emailExists();
   }
   if (input.password !== undefined) await checkPasswordChangeProofs(deps, claims, input);
-  const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password);
+  // Both hashes before the transaction: a hash takes tens of milliseconds (longer while others
+  // take their turns), and a transaction must not hold its connection and row locks meanwhile.
+  const caller = hashCallers.user(claims.sub);
+  if (input.password !== undefined && before.encrypted_password) {
+    if (await deps.passwords.verify(caller, before.encrypted_password, input.password)) {
+      throw errors.samePassword();
+    }
+  }
+  const passwordHash =
+    input.password === undefined ? undefined : await deps.passwords.hash(caller, input.password);
   const redirectTo = chooseRedirect(deps.redirects, input.redirectTo, input.referer);
 
   return withService(deps.pool, async (tx) => {
+    // (A password changed meanwhile by another request was compared with the one before it; the
+    // same-password rule is about reusing one's own password, which that cannot be.)
     const user = await requireLiveUser(tx, claims);
-    if (input.password !== undefined && user.encrypted_password) {
-      if (await verifyPassword(user.encrypted_password, input.password)) throw errors.samePassword();
-    }
     const changes: UserChanges = {};
     if (passwordHash !== undefined) changes.passwordHash = passwordHash;
     if (input.data !== undefined) changes.userMetadata = input.data;
