@@ -513,11 +513,10 @@ function storageBackendConfig(e: z.infer<typeof envSchema>, dataDir: string): St
   }
   let credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
   if (e.STORAGE_S3_ACCESS_KEY_ID !== undefined && e.STORAGE_S3_SECRET_ACCESS_KEY !== undefined) {
-    credentials = { accessKeyId: e.STORAGE_S3_ACCESS_KEY_ID } as typeof credentials & object;
-    Object.defineProperty(credentials, 'secretAccessKey', {
+    credentials = Object.defineProperty({ accessKeyId: e.STORAGE_S3_ACCESS_KEY_ID }, 'secretAccessKey', {
       value: e.STORAGE_S3_SECRET_ACCESS_KEY,
       enumerable: false,
-    });
+    }) as { accessKeyId: string; secretAccessKey: string };
   }
   return {
     kind: 's3',
