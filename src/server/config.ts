@@ -162,6 +162,22 @@ export interface Config {
   identity: IdentityLimits;
   /** where stored files' bytes live (STORAGE_BACKEND and its settings) */
   storageBackend: StorageBackendConfig;
+  /** the /storage/v1 API's limits */
+  storage: StorageConfig;
+}
+
+/** The /storage/v1 API's limits (docs/operations.md). */
+export interface StorageConfig {
+  /** STORAGE_MAX_UPLOAD_BYTES: the largest object, whatever a bucket's own limit says */
+  maxUploadBytes: number;
+  /** STORAGE_SIGNED_URL_MAX_SECONDS: the longest a signed download URL may live */
+  signedUrlMaxSeconds: number;
+  /** STORAGE_SIGNED_UPLOAD_SECONDS: how long a signed upload URL lives */
+  signedUploadSeconds: number;
+  /** STORAGE_BATCH_MAX: object names in one remove or batch sign */
+  batchMax: number;
+  /** FREE_PLAN_STORAGE_BYTES: bytes a free workspace may keep in workspace buckets (0 = unlimited) */
+  freePlanStorageBytes: number | null;
 }
 
 /** Where stored files' bytes live: a folder on local disk, or a bucket of an S3-compatible service. */
@@ -394,6 +410,15 @@ const envSchema = z.object({
     .pipe(plansSchema)
     .default([]),
   FREE_PLAN_SEATS: positiveInt.default(10),
+  FREE_PLAN_STORAGE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1024 * 1024 * 1024),
+  STORAGE_MAX_UPLOAD_BYTES: positiveInt.max(5 * 1024 ** 4).default(50 * 1024 ** 3),
+  STORAGE_SIGNED_URL_MAX_SECONDS: positiveInt.max(10 * 365 * 86400).default(365 * 86400),
+  STORAGE_SIGNED_UPLOAD_SECONDS: positiveInt.max(7 * 86400).default(7200),
+  STORAGE_BATCH_MAX: positiveInt.max(10_000).default(1000),
   FREE_PLAN_PROJECTS: z.coerce.number().int().min(0).default(1000),
   FREE_PLAN_LIMITS: z
     .string()
@@ -761,6 +786,13 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     freePlanSeats: e.FREE_PLAN_SEATS,
     freePlanProjects: e.FREE_PLAN_PROJECTS,
     freePlanLimits: e.FREE_PLAN_LIMITS,
+    storage: {
+      maxUploadBytes: e.STORAGE_MAX_UPLOAD_BYTES,
+      signedUrlMaxSeconds: e.STORAGE_SIGNED_URL_MAX_SECONDS,
+      signedUploadSeconds: e.STORAGE_SIGNED_UPLOAD_SECONDS,
+      batchMax: e.STORAGE_BATCH_MAX,
+      freePlanStorageBytes: e.FREE_PLAN_STORAGE_BYTES === 0 ? null : e.FREE_PLAN_STORAGE_BYTES,
+    },
     maxWorkspacesPerUser: e.MAX_WORKSPACES_PER_USER,
     billingGraceDays: e.BILLING_GRACE_DAYS,
     stripeSecretKey: e.STRIPE_SECRET_KEY,

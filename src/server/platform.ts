@@ -26,6 +26,8 @@ import { createTokenHandler } from './identity/token-endpoint.js';
 import { IdentityService, identityDepsFrom } from './identity/service.js';
 import type { Logger } from './logger.js';
 import { openApiDocument } from './openapi.js';
+import { createStorage } from './storage/service.js';
+import { isStorageRequest } from './storage/routes.js';
 
 export interface PlatformDeps {
   config: Config;
@@ -41,6 +43,7 @@ export const PLATFORM_PREFIXES = [
   '/api/health',
   '/api/billing',
   '/api/notifications',
+  '/storage/v1',
 ];
 
 export function isPlatformPath(pathname: string): boolean {
@@ -258,12 +261,15 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
   const dataApiListener = serveOnNode(dataApi.handle, logger);
   const webhookListener = serveOnNode(webhook, logger, { cors: false });
   const tokenListener = serveOnNode(tokenHandler, logger);
+  // File storage streams request and response bodies, so it is served on node:http only.
+  const storage = createStorage(config, pool, logger, keys, signer);
   const listener = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (isDataApiRequest(req)) return dataApiListener(req, res);
+    if (isStorageRequest(req.url ?? '')) return storage.listener(req, res);
     if (isTokenRequest(req)) return tokenListener(req, res);
     if (isWebhookRequest(req)) return webhookListener(req, res);
     return honoListener(req, res) as Promise<void>;
   };
 
-  return { app, listener, identity, signer, schemaCache, digest };
+  return { app, listener, identity, signer, schemaCache, digest, storage };
 }

@@ -1,0 +1,340 @@
+// In charge of the /storage/v1 HTTP surface on node:http: naming the caller, routing each path
+// storage-js calls to its operation, and writing the answer (JSON, or an object's bytes streamed
+// straight from the backend). Request bodies of uploads are never read here: they stream into the
+// backend. It is the one place storage errors are rendered.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { readNodeBody } from '../http/body.js';
+import { nodeHeaders, type HeaderReader } from '../http/headers.js';
+import { isHttpError } from '../http/errors.js';
+import { API_SECURITY_HEADERS, requestIdFrom } from '../http/node-api.js';
+import { isDatabaseUnavailable } from '../http/unavailable.js';
+import type { TokenSigner } from '../identity/access-tokens.js';
+import { resolveCaller, type ProjectKeys } from '../identity/caller.js';
+import type { Claims } from '../db/transactions.js';
+import type { Logger } from '../logger.js';
+import {
+  createBucket,
+  deleteBucket,
+  emptyBucket,
+  findBucket,
+  getBucket,
+  listBuckets,
+  updateBucket,
+} from './buckets.js';
+import { SERVICE_CLAIMS, type StorageDeps } from './context.js';
+import { serveObject, type StreamReply } from './download.js';
+import { isStorageError, renderStorageError, StorageError, storageErrors } from './errors.js';
+import { listV1, listV2 } from './listing.js';
+import {
+  copyObject,
+  findObject,
+  infoOf,
+  moveObject,
+  removeObjects,
+  transferBody,
+  writeObject,
+  type WriteMode,
+} from './objects.js';
+import { jsonObject } from './shapes.js';
+import { signDownload, signDownloads, signUpload, verifySignedToken } from './signed-urls.js';
+
+export const STORAGE_BASE_PATH = '/storage/v1';
+
+export interface StorageRouteDeps extends StorageDeps {
+  keys: ProjectKeys;
+  signer: TokenSigner;
+}
+
+type JsonReply = { status: number; json: unknown; headers?: Record<string, string> };
+type Answer = JsonReply | StreamReply;
+
+const CORS_ALLOW_HEADERS = [
+  'authorization',
+  'apikey',
+  'content-type',
+  'x-client-info',
+  'x-upsert',
+  'x-metadata',
+  'cache-control',
+  'range',
+  'if-none-match',
+  'x-signature',
+].join(', ');
+
+const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers':
+    'content-range, content-length, content-type, content-disposition, etag, last-modified, cache-control, accept-ranges, x-request-id',
+};
+
+/** /storage/v1 and below, with or without a query string. */
+export function isStorageRequest(url: string): boolean {
+  return url.startsWith(STORAGE_BASE_PATH) && (url.length === 11 || url[11] === '/' || url[11] === '?');
+}
+
+/** The path's segments after a fixed head, decoded; a bad escape is the caller's error. */
+function decodeSegments(path: string): string[] {
+  try {
+    return path
+      .split('/')
+      .filter((s) => s !== '')
+      .map(decodeURIComponent);
+  } catch {
+    throw storageErrors.invalidRequest('The path is not validly encoded');
+  }
+}
+
+/**
+ * Storage answers a bearer without an apikey (storage-js alone sends only Authorization): the
+ * project key is public, so reading its absence as the project key grants nothing.
+ */
+function withDefaultApiKey(headers: HeaderReader, keys: ProjectKeys): HeaderReader {
+  return {
+    get: (name) => headers.get(name) ?? (name.toLowerCase() === 'apikey' ? keys.projectApiKey : null),
+  };
+}
+
+async function callerClaims(deps: StorageRouteDeps, headers: HeaderReader): Promise<Claims> {
+  try {
+    const caller = await resolveCaller(withDefaultApiKey(headers, deps.keys), deps.keys, deps.signer);
+    return caller.claims as Claims;
+  } catch (error) {
+    if (isHttpError(error)) throw storageErrors.invalidJwt(error.message);
+    throw error;
+  }
+}
+
+function ownerOf(claims: Claims): string | null {
+  return typeof claims.sub === 'string' ? claims.sub : null;
+}
+
+export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
+  async function route(req: IncomingMessage, url: URL): Promise<Answer> {
+    const method = req.method ?? 'GET';
+    const headers = nodeHeaders(req.headers);
+    const path = url.pathname.slice(STORAGE_BASE_PATH.length);
+    const body = async () => {
+      try {
+        return jsonObject(await readNodeBody(req));
+      } catch (error) {
+        if (isHttpError(error))
+          throw new StorageError(
+            error.status,
+            'InvalidRequest',
+            'Invalid Input',
+            error.message,
+            error.status,
+          );
+        throw error;
+      }
+    };
+    const claims = () => callerClaims(deps, headers);
+    const readRequest = {
+      method,
+      range: headers.get('range'),
+      ifNoneMatch: headers.get('if-none-match'),
+      download: url.searchParams.has('download') ? (url.searchParams.get('download') ?? '') : null,
+    };
+    const json = (value: unknown, status = 200): JsonReply => ({ status, json: value });
+
+    // Buckets
+    if (path === '/bucket' || path === '/bucket/') {
+      if (method === 'GET') return json(await listBuckets(deps, await claims(), url.searchParams));
+      if (method === 'POST') return json(await createBucket(deps, await claims(), await body()));
+    }
+    const bucketMatch = /^\/bucket\/([^/]+)(\/empty)?\/?$/.exec(path);
+    if (bucketMatch) {
+      const [id] = decodeSegments(bucketMatch[1]!);
+      if (bucketMatch[2]) {
+        if (method === 'POST') return json(await emptyBucket(deps, await claims(), id!));
+      } else {
+        if (method === 'GET') return json(await getBucket(deps, await claims(), id!));
+        if (method === 'PUT') return json(await updateBucket(deps, await claims(), id!, await body()));
+        if (method === 'DELETE') return json(await deleteBucket(deps, await claims(), id!));
+      }
+    }
+
+    if (!path.startsWith('/object/')) throw storageErrors.notFound();
+    const rest = path.slice('/object/'.length);
+    const [head, ...tail] = rest.split('/');
+    const isRead = method === 'GET' || method === 'HEAD';
+
+    if (method === 'POST' && (head === 'list' || head === 'list-v2') && tail.length >= 1) {
+      const [bucket] = decodeSegments(tail.join('/'));
+      const list = head === 'list' ? listV1 : listV2;
+      return json(await list(deps, await claims(), bucket!, await body()));
+    }
+    if (method === 'POST' && (head === 'move' || head === 'copy') && tail.length === 0) {
+      const c = await claims();
+      const transfer = transferBody(await body());
+      if (head === 'move') return json(await moveObject(deps, c, transfer));
+      const upsert = headers.get('x-upsert') === 'true';
+      return json(await copyObject(deps, { claims: c, ownerId: ownerOf(c) }, transfer, upsert));
+    }
+    if (head === 'sign') {
+      const [bucket, ...names] = decodeSegments(tail.join('/'));
+      if (!bucket) throw storageErrors.notFound();
+      const name = names.join('/');
+      if (method === 'POST' && name === '')
+        return json(await signDownloads(deps, await claims(), bucket, await body()));
+      if (method === 'POST')
+        return json(await signDownload(deps, await claims(), bucket, name, await body()));
+      if (isRead) {
+        await verifySignedToken(deps, url.searchParams.get('token'), 'download', bucket, name);
+        return serveObject(deps, SERVICE_CLAIMS, bucket, name, readRequest);
+      }
+    }
+    if (head === 'upload' && tail[0] === 'sign') {
+      const [bucket, ...names] = decodeSegments(tail.slice(1).join('/'));
+      const name = names.join('/');
+      if (!bucket || !name) throw storageErrors.notFound();
+      if (method === 'POST') {
+        return json(await signUpload(deps, await claims(), bucket, name, headers.get('x-upsert') === 'true'));
+      }
+      if (method === 'PUT') {
+        const token = await verifySignedToken(deps, url.searchParams.get('token'), 'upload', bucket, name);
+        // The policies were checked when the URL was signed; the write runs as the server, for the signer.
+        const writer = { claims: SERVICE_CLAIMS, ownerId: token.owner ?? null };
+        const mode: WriteMode = token.upsert ? 'upsert' : 'create';
+        const written = await writeObject(deps, writer, bucket, name, mode, { headers, body: req });
+        return json({ Key: written.Key, Id: written.Id });
+      }
+    }
+    if ((head === 'public' || head === 'authenticated') && isRead) {
+      const [bucket, ...names] = decodeSegments(tail.join('/'));
+      if (!bucket || names.length === 0) throw storageErrors.notFound();
+      if (head === 'public') {
+        // Public buckets skip row-level security for reads, and only for reads.
+        const found = await findBucket(deps, bucket);
+        if (!found.public) throw storageErrors.noSuchBucket();
+        return serveObject(deps, SERVICE_CLAIMS, bucket, names.join('/'), readRequest);
+      }
+      return serveObject(deps, await claims(), bucket, names.join('/'), readRequest);
+    }
+    if (head === 'info' && method === 'GET') {
+      let segments = decodeSegments(tail.join('/'));
+      let mode: 'public' | 'authenticated' = 'authenticated';
+      if ((segments[0] === 'public' || segments[0] === 'authenticated') && segments.length > 2) {
+        mode = segments[0];
+        segments = segments.slice(1);
+      }
+      const [bucket, ...names] = segments;
+      if (!bucket || names.length === 0) throw storageErrors.notFound();
+      let as: Claims;
+      if (mode === 'public') {
+        if (!(await findBucket(deps, bucket)).public) throw storageErrors.noSuchBucket();
+        as = SERVICE_CLAIMS;
+      } else as = await claims();
+      return json(infoOf(await findObject(deps, as, bucket, names.join('/'))));
+    }
+
+    // /object/{bucket}[/{name}]
+    const [bucket, ...names] = decodeSegments(rest);
+    if (!bucket) throw storageErrors.notFound();
+    const name = names.join('/');
+    if (name === '') {
+      if (method === 'DELETE') {
+        const { prefixes } = await body();
+        if (!Array.isArray(prefixes) || prefixes.some((p) => typeof p !== 'string')) {
+          throw storageErrors.invalidRequest('prefixes must be an array of object names');
+        }
+        if (prefixes.length > deps.limits.batchMax) {
+          throw storageErrors.invalidRequest(`At most ${deps.limits.batchMax} prefixes (STORAGE_BATCH_MAX)`);
+        }
+        return json(await removeObjects(deps, await claims(), bucket, prefixes as string[]));
+      }
+      throw storageErrors.notFound();
+    }
+    if (method === 'POST' || method === 'PUT') {
+      const c = await claims();
+      const mode: WriteMode =
+        method === 'PUT' ? 'update' : headers.get('x-upsert') === 'true' ? 'upsert' : 'create';
+      const written = await writeObject(deps, { claims: c, ownerId: ownerOf(c) }, bucket, name, mode, {
+        headers,
+        body: req,
+      });
+      return json(written);
+    }
+    if (isRead) return serveObject(deps, await claims(), bucket, name, readRequest);
+    if (method === 'DELETE') {
+      const removed = await removeObjects(deps, await claims(), bucket, [name]);
+      if (removed.length === 0) throw storageErrors.noSuchKey();
+      return json({ message: 'Successfully deleted' });
+    }
+    throw storageErrors.notFound();
+  }
+
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const started = performance.now();
+    const raw = req.headers['x-request-id'];
+    const requestId = requestIdFrom(Array.isArray(raw) ? raw[0] : raw);
+    const method = req.method ?? 'GET';
+    const url = new URL(req.url ?? '/', 'http://storage.invalid');
+    const common: Record<string, string> = {
+      ...API_SECURITY_HEADERS,
+      'X-Request-Id': requestId,
+      ...CORS_HEADERS,
+    };
+    let status: number;
+    if (method === 'OPTIONS') {
+      status = 204;
+      res.writeHead(204, {
+        ...common,
+        'Access-Control-Allow-Methods': 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS',
+        'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
+        'Access-Control-Max-Age': '86400',
+      });
+      res.end();
+    } else {
+      let answer: Answer;
+      try {
+        answer = await route(req, url);
+      } catch (error) {
+        let e: StorageError;
+        if (isStorageError(error)) e = error;
+        else if (isDatabaseUnavailable(error))
+          e = storageErrors.busy(5, 'The database is busy; try again shortly');
+        else {
+          logger.error({ err: error, path: url.pathname }, 'storage request failed');
+          e = storageErrors.internal();
+        }
+        const rendered = renderStorageError(e);
+        const extra = (e as StorageError & { headers?: Record<string, string> }).headers ?? {};
+        answer = { status: rendered.status, json: JSON.parse(rendered.body) as unknown, headers: extra };
+        // A refused upload's body was not read: close rather than read the rest of it.
+        if (!req.readableEnded) res.shouldKeepAlive = false;
+      }
+      status = answer.status;
+      if ('json' in answer) {
+        const text = method === 'HEAD' ? '' : JSON.stringify(answer.json);
+        res.writeHead(answer.status, {
+          ...common,
+          ...answer.headers,
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Length': Buffer.byteLength(text),
+        });
+        res.end(text);
+      } else {
+        res.writeHead(answer.status, { ...common, ...answer.headers });
+        if (answer.stream) {
+          await pipeline(answer.stream, res).catch((error: unknown) => {
+            // The client went away or the backend failed mid-object: the response cannot be mended.
+            logger.warn({ err: error, path: url.pathname }, 'storage response ended early');
+            res.destroy();
+          });
+        } else res.end();
+      }
+    }
+    logger.info(
+      {
+        requestId,
+        method,
+        path: url.pathname,
+        status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+      },
+      'request',
+    );
+  };
+}

@@ -1,0 +1,62 @@
+// In charge of assembling the storage API from configuration: the backend (made once, on first
+// use, since readying it is asynchronous), the deletion queue, the signing key, and the node:http
+// listener the platform hands /storage/v1 to.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Config } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import type { TokenSigner } from '../identity/access-tokens.js';
+import type { ProjectKeys } from '../identity/caller.js';
+import type { Logger } from '../logger.js';
+import { createStorageBackend } from './backends/index.js';
+import type { StorageBackend } from './backends/types.js';
+import { createDeletionQueue, type DeletionQueue } from './deletions.js';
+import { createStorageHandler } from './routes.js';
+import { urlSigningKeyFrom } from './signed-urls.js';
+
+/** How often the deletion queue is drained when no request kicked it. */
+const DELETION_INTERVAL_MS = 30_000;
+
+export interface Storage {
+  listener: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  deletions: DeletionQueue;
+  backend: StorageBackend;
+}
+
+/** A backend whose every call waits for the real one to be ready. */
+function deferredBackend(ready: Promise<StorageBackend>): StorageBackend {
+  return {
+    put: async (key, body, options) => (await ready).put(key, body, options),
+    get: async (key, range) => (await ready).get(key, range),
+    head: async (key) => (await ready).head(key),
+    copy: async (from, to) => (await ready).copy(from, to),
+    delete: async (keys) => (await ready).delete(keys),
+  };
+}
+
+export function createStorage(
+  config: Pick<Config, 'storageBackend' | 'storage' | 'jwtSecret'>,
+  pool: Pool,
+  logger: Logger,
+  keys: ProjectKeys,
+  signer: TokenSigner,
+): Storage {
+  const ready = createStorageBackend(config);
+  // Nothing is lost if it fails: every call answers the same failure, which is logged once here.
+  ready.catch((error: unknown) => logger.error({ err: error }, 'storage backend could not be readied'));
+  const backend = deferredBackend(ready);
+  const deletions = createDeletionQueue(pool, backend, logger, DELETION_INTERVAL_MS);
+  const listener = createStorageHandler(
+    {
+      pool,
+      backend,
+      logger,
+      limits: config.storage,
+      urlSigningKey: urlSigningKeyFrom(config.jwtSecret),
+      bytesReleased: () => deletions.kick(),
+      keys,
+      signer,
+    },
+    logger,
+  );
+  return { listener, deletions, backend };
+}
