@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Billing } from './billing/checkout.js';
 import { syncEntitlements } from './billing/entitlements.js';
+import { syncPlanStorageLimits } from './storage/plan-bytes.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -75,6 +76,10 @@ async function main(): Promise<void> {
     plans: config.billingPlans,
     graceDays: config.billingGraceDays,
   });
+  await syncPlanStorageLimits(pool, [
+    { plan: 'free', maxBytes: config.storage.freePlanStorageBytes },
+    ...config.billingPlans.map((p) => ({ plan: p.id, maxBytes: p.storageBytes ?? null })),
+  ]);
 
   const {
     listener: platformListener,

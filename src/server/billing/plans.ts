@@ -21,6 +21,8 @@ export const planSchema = z.object({
   seats: z.number().int().positive().nullable().default(null),
   /** projects per workspace; omitted or null = unlimited */
   projects: z.number().int().nonnegative().nullable().default(null),
+  /** bytes of files per workspace in workspace buckets; omitted or null = unlimited */
+  storageBytes: z.number().int().nonnegative().nullable().optional(),
   /** rows per workspace of the team's own tables, by the resource their trigger names */
   limits: z.lazy(() => resourceLimitsSchema).optional(),
 });
