@@ -2,7 +2,8 @@
 // control, ETag, Last-Modified), conditional requests (If-None-Match: 304) and byte ranges (206,
 // or 416 for a range past the end), streamed from the backend without holding the object.
 import type { Claims } from '../db/transactions.js';
-import type { StorageDeps } from './context.js';
+import { findBucket } from './buckets.js';
+import { SERVICE_CLAIMS, type StorageDeps } from './context.js';
 import { storageErrors } from './errors.js';
 import { objectKey } from './keys.js';
 import { findObject, type ObjectRow } from './objects.js';
@@ -55,6 +56,12 @@ export interface ReadRequest {
 }
 
 /** The object as the claims may read it, answered with its bytes (or headers only). */
+/** Reads of a public bucket skip row-level security, for every caller; other buckets' follow the policies. */
+export async function readerOf(deps: StorageDeps, claims: Claims, bucketId: string): Promise<Claims> {
+  if (claims.role === 'service_role') return claims;
+  return (await findBucket(deps, bucketId)).public ? SERVICE_CLAIMS : claims;
+}
+
 export async function serveObject(
   deps: StorageDeps,
   claims: Claims,

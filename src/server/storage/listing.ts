@@ -142,8 +142,17 @@ export async function listV2(
        select *, ${sortColumn === 'name' ? 'name' : `to_char(${sortColumn} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`} as sort_value
        from items where ${after}
        order by ${sortExpr} ${order}, name collate "C" ${order}
-       limit $6`,
-      [bucketId, prefix, likeLiteral(prefix), cursor ? cursor.v : null, cursor ? cursor.n : null, limit + 1],
+       limit ${sortColumn === 'name' ? '$5' : '$6'}`,
+      sortColumn === 'name'
+        ? [bucketId, prefix, likeLiteral(prefix), cursor ? cursor.v : null, limit + 1]
+        : [
+            bucketId,
+            prefix,
+            likeLiteral(prefix),
+            cursor ? cursor.v : null,
+            cursor ? cursor.n : null,
+            limit + 1,
+          ],
     );
     const hasNext = rows.length > limit;
     const page = rows.slice(0, limit);

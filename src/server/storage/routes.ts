@@ -23,7 +23,7 @@ import {
   updateBucket,
 } from './buckets.js';
 import { SERVICE_CLAIMS, type StorageDeps } from './context.js';
-import { serveObject, type StreamReply } from './download.js';
+import { readerOf, serveObject, type StreamReply } from './download.js';
 import { isStorageError, renderStorageError, StorageError, storageErrors } from './errors.js';
 import { listV1, listV2 } from './listing.js';
 import {
@@ -210,7 +210,8 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
         if (!found.public) throw storageErrors.noSuchBucket();
         return serveObject(deps, SERVICE_CLAIMS, bucket, names.join('/'), readRequest);
       }
-      return serveObject(deps, await claims(), bucket, names.join('/'), readRequest);
+      const reader = await readerOf(deps, await claims(), bucket);
+      return serveObject(deps, reader, bucket, names.join('/'), readRequest);
     }
     if (head === 'info' && method === 'GET') {
       let segments = decodeSegments(tail.join('/'));
@@ -225,7 +226,7 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
       if (mode === 'public') {
         if (!(await findBucket(deps, bucket)).public) throw storageErrors.noSuchBucket();
         as = SERVICE_CLAIMS;
-      } else as = await claims();
+      } else as = await readerOf(deps, await claims(), bucket);
       return json(infoOf(await findObject(deps, as, bucket, names.join('/'))));
     }
 
@@ -256,7 +257,8 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
       });
       return json(written);
     }
-    if (isRead) return serveObject(deps, await claims(), bucket, name, readRequest);
+    if (isRead)
+      return serveObject(deps, await readerOf(deps, await claims(), bucket), bucket, name, readRequest);
     if (method === 'DELETE') {
       const removed = await removeObjects(deps, await claims(), bucket, [name]);
       if (removed.length === 0) throw storageErrors.noSuchKey();
