@@ -47,8 +47,18 @@ export async function setNewPasswordAction(_state: FormState, form: FormData): P
     .safeParse(Object.fromEntries(form));
   if (!input.success) return { fieldErrors: fieldErrorsOf(input.error) };
   try {
-    await services().identity.updateCurrentUser(user.token, { password: input.data.password });
+    // Only a recent recovery session (the reset link's) sets a password without the current
+    // one; the service decides, so a session from anywhere else is refused whatever posts here.
+    await services().identity.updateCurrentUser(user.token, {
+      password: input.data.password,
+      requireCurrentPassword: true,
+      address: (await requestContext()).ip,
+    });
   } catch (error) {
+    if (isHttpError(error) && error.code === 'current_password_required') {
+      await flash('error', 'Enter your current password to set a new one, or ask for a new reset link');
+      redirect('/settings/profile');
+    }
     const message = isHttpError(error) ? error.message : 'Could not set the password; try again';
     return { fieldErrors: { password: message } };
   }
