@@ -164,6 +164,22 @@ export interface Config {
   storageBackend: StorageBackendConfig;
   /** the /storage/v1 API's limits */
   storage: StorageConfig;
+  /** the /realtime/v1 service's limits */
+  realtime: RealtimeConfig;
+}
+
+/** The /realtime/v1 service's limits (docs/operations.md). */
+export interface RealtimeConfig {
+  /** REALTIME_MAX_CONNECTIONS_PER_ADDRESS: open sockets per client address (an IPv6 client by its /64) */
+  maxConnectionsPerAddress: number;
+  /** REALTIME_MAX_CHANNELS_PER_SOCKET: channels one socket may have joined at once */
+  maxChannelsPerSocket: number;
+  /** REALTIME_MAX_MESSAGES_PER_SECOND: messages one socket may send per second */
+  maxMessagesPerSecond: number;
+  /** REALTIME_MAX_PAYLOAD_BYTES: the largest broadcast payload or presence state */
+  maxPayloadBytes: number;
+  /** REALTIME_HEARTBEAT_TIMEOUT_MS: a socket silent for this long (no heartbeat) is closed */
+  heartbeatTimeoutMs: number;
 }
 
 /** The /storage/v1 API's limits (docs/operations.md). */
@@ -419,6 +435,11 @@ const envSchema = z.object({
   STORAGE_SIGNED_URL_MAX_SECONDS: positiveInt.max(10 * 365 * 86400).default(365 * 86400),
   STORAGE_SIGNED_UPLOAD_SECONDS: positiveInt.max(7 * 86400).default(7200),
   STORAGE_BATCH_MAX: positiveInt.max(10_000).default(1000),
+  REALTIME_MAX_CONNECTIONS_PER_ADDRESS: positiveInt.max(100_000).default(100),
+  REALTIME_MAX_CHANNELS_PER_SOCKET: positiveInt.max(10_000).default(100),
+  REALTIME_MAX_MESSAGES_PER_SECOND: positiveInt.max(100_000).default(100),
+  REALTIME_MAX_PAYLOAD_BYTES: positiveInt.max(5_000_000).default(256 * 1024),
+  REALTIME_HEARTBEAT_TIMEOUT_MS: positiveInt.min(100).max(3_600_000).default(60_000),
   FREE_PLAN_PROJECTS: z.coerce.number().int().min(0).default(1000),
   FREE_PLAN_LIMITS: z
     .string()
@@ -792,6 +813,13 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       signedUploadSeconds: e.STORAGE_SIGNED_UPLOAD_SECONDS,
       batchMax: e.STORAGE_BATCH_MAX,
       freePlanStorageBytes: e.FREE_PLAN_STORAGE_BYTES === 0 ? null : e.FREE_PLAN_STORAGE_BYTES,
+    },
+    realtime: {
+      maxConnectionsPerAddress: e.REALTIME_MAX_CONNECTIONS_PER_ADDRESS,
+      maxChannelsPerSocket: e.REALTIME_MAX_CHANNELS_PER_SOCKET,
+      maxMessagesPerSecond: e.REALTIME_MAX_MESSAGES_PER_SECOND,
+      maxPayloadBytes: e.REALTIME_MAX_PAYLOAD_BYTES,
+      heartbeatTimeoutMs: e.REALTIME_HEARTBEAT_TIMEOUT_MS,
     },
     maxWorkspacesPerUser: e.MAX_WORKSPACES_PER_USER,
     billingGraceDays: e.BILLING_GRACE_DAYS,
