@@ -2,6 +2,7 @@
 // upsert rules, cache control, content type and metadata; downloads whole and by range; info and
 // exists; list v1 and v2; move and copy within and across buckets; remove; public and private
 // buckets; bucket limits enforced while streaming, leaving nothing stored.
+import { request } from 'node:http';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startStorageServer, storageFetch, type StorageTestServer } from './support.js';
@@ -278,4 +279,34 @@ test('bad names and bodies get a clear error and change nothing', async () => {
   expect(noBucket.error).toMatchObject({ statusCode: '404', message: 'Bucket not found' });
   const unknown = await storageFetch(server, 'GET', '/nothing');
   expect(unknown.status).toBe(404);
+});
+
+test('an upload cut off mid-body leaves no object and no bytes', async () => {
+  const before = await server.storedCount();
+  const url = new URL(`${server.url}/storage/v1/object/docs/cut/off.bin`);
+  await new Promise<void>((resolve) => {
+    const req = request(url, {
+      method: 'POST',
+      headers: {
+        apikey: server.config.projectApiKey,
+        authorization: `Bearer ${server.config.serviceRoleKey}`,
+        'content-type': 'application/octet-stream',
+        'content-length': '1000000',
+      },
+    });
+    req.on('error', () => resolve());
+    req.write(Buffer.alloc(64 * 1024));
+    setTimeout(() => {
+      req.destroy();
+      resolve();
+    }, 200);
+  });
+  // Give the server a moment to see the connection go.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const files = server.adminClient().storage.from('docs');
+  expect((await files.exists('cut/off.bin')).data).toBe(false);
+  expect((await files.list('cut')).data).toEqual([]);
+  expect(await server.storedCount()).toBe(before);
+  // The name is free: a whole upload to it succeeds.
+  expect((await files.upload('cut/off.bin', new Blob(['whole']))).error).toBeNull();
 });

@@ -143,3 +143,19 @@ test('deleting a workspace deletes its files: rows at once, bytes after commit',
   const response = await storageFetch(server, 'GET', `/object/${BUCKET}/${theirs}/secret.txt`);
   expect(response.status).toBe(200);
 });
+
+test("deleting an account deletes the files of the workspaces it alone owned, not others'", async () => {
+  const leaving = await signUp(server, 'files-leaving');
+  const solo = await workspace(server, leaving, 'Solo Co');
+  await files(leaving).upload(`${solo}/mine.txt`, new Blob(['solo']));
+  await files(owner).upload(`${mine}/kept.txt`, new Blob(['kept']));
+  await server.drainDeletions();
+  const before = await server.storedCount();
+  const { error } = await server.adminClient().auth.admin.deleteUser(leaving.id);
+  expect(error).toBeNull();
+  const rows = await server.pool.query('select 1 from storage.objects where path_tokens[1] = $1', [solo]);
+  expect(rows.rowCount).toBe(0);
+  await server.drainDeletions();
+  expect(await server.storedCount()).toBe(before - 1);
+  expect(await (await files(owner).download(`${mine}/kept.txt`)).data?.text()).toBe('kept');
+});
