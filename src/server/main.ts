@@ -18,6 +18,7 @@ import { createPageGate } from './http/page-gate.js';
 import { createMetrics, METRICS_PATH } from './observability/metrics.js';
 import { startTracing, traceClient } from './observability/tracing.js';
 import { createPlatform, isPlatformPath } from './platform.js';
+import { REALTIME_WEBSOCKET_PATH } from './realtime/service.js';
 import { assertProductionReady, ProductionGapError } from './production-checks.js';
 import { FREQUENCIES, SCHEDULES } from './digest/frequency.js';
 import { warnAboutHostSettings } from './host-checks.js';
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
     schemaCache,
     identity,
     signer,
+    realtime,
   } = createPlatform({
     config,
     pool,
@@ -114,7 +116,7 @@ async function main(): Promise<void> {
   });
 
   const metrics = createMetrics({ pool, token: config.metricsToken, logger });
-  const { server } = createHttpServer({
+  const { server, upgrades } = createHttpServer({
     limits: config.http,
     logger,
     listener: (req: IncomingMessage, res: ServerResponse) => {
@@ -123,6 +125,7 @@ async function main(): Promise<void> {
       tracing.request(req, res, () => route(req, res, pathname));
     },
   });
+  upgrades.register(REALTIME_WEBSOCKET_PATH, realtime.upgrade);
   // Where each request goes; inside its span when tracing is on.
   function route(req: IncomingMessage, res: ServerResponse, pathname: string): void {
     let handled: unknown;
@@ -208,9 +211,11 @@ async function main(): Promise<void> {
     // response is sent, and whatever still runs after the grace period is cut.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
+    // Upgraded sockets are realtime's to close: the server no longer counts them as its own.
+    const realtimeClosed = realtime.close();
     const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
     try {
-      await Promise.all([closed, scheduler?.stop()]);
+      await Promise.all([closed, realtimeClosed, scheduler?.stop()]);
       clearTimeout(deadline);
       // The mail batch being sent completes; unsent mail stays in the outbox for the next start.
       await mail?.stop();

@@ -28,6 +28,7 @@ import type { Logger } from './logger.js';
 import { openApiDocument } from './openapi.js';
 import { createStorage } from './storage/service.js';
 import { isStorageRequest } from './storage/routes.js';
+import { createRealtime, isRealtimeRequest } from './realtime/service.js';
 
 export interface PlatformDeps {
   config: Config;
@@ -44,6 +45,7 @@ export const PLATFORM_PREFIXES = [
   '/api/billing',
   '/api/notifications',
   '/storage/v1',
+  '/realtime/v1',
 ];
 
 export function isPlatformPath(pathname: string): boolean {
@@ -263,13 +265,16 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
   const tokenListener = serveOnNode(tokenHandler, logger);
   // File storage streams request and response bodies, so it is served on node:http only.
   const storage = createStorage(config, pool, logger, keys, signer);
+  // Realtime's socket comes through the server's upgrade router (main.ts), its HTTP API here.
+  const realtime = createRealtime({ config, pool, logger, keys, signer });
   const listener = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (isDataApiRequest(req)) return dataApiListener(req, res);
     if (isStorageRequest(req.url ?? '')) return storage.listener(req, res);
+    if (isRealtimeRequest(req.url ?? '')) return realtime.listener(req, res);
     if (isTokenRequest(req)) return tokenListener(req, res);
     if (isWebhookRequest(req)) return webhookListener(req, res);
     return honoListener(req, res) as Promise<void>;
   };
 
-  return { app, listener, identity, signer, schemaCache, digest, storage };
+  return { app, listener, identity, signer, schemaCache, digest, storage, realtime };
 }

@@ -1,4 +1,4 @@
-// The server's upgrade registry: a service that registers its path (as the realtime service will
+// The server's upgrade registry: a service that registers its path (as the realtime service does
 // at /realtime/v1/websocket) receives the upgrade's socket; every other path is answered 404 and
 // closed at once, a path cannot be taken twice, and a handler that throws costs only its socket.
 import { createHash } from 'node:crypto';
@@ -14,7 +14,7 @@ beforeAll(async () => {
   server = await startTestServer();
   port = Number(new URL(server.url).port);
   // A minimal WebSocket endpoint: accepts the handshake, sends one text frame, closes.
-  server.http.upgrades.register('/realtime/v1/websocket', (req, socket: Duplex) => {
+  server.http.upgrades.register('/test/v1/websocket', (req, socket: Duplex) => {
     const accept = createHash('sha1')
       .update(`${String(req.headers['sec-websocket-key'])}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
       .digest('base64');
@@ -30,7 +30,7 @@ beforeAll(async () => {
 afterAll(async () => server?.close());
 
 test('a registered path receives the upgrade; a query string does not change the path', async () => {
-  const result = await exchange(port, websocketRequest('/realtime/v1/websocket?apikey=x'), { waitMs: 3000 });
+  const result = await exchange(port, websocketRequest('/test/v1/websocket?apikey=x'), { waitMs: 3000 });
   expect(result.response).toMatch(/^HTTP\/1\.1 101 /);
   expect(result.response).toContain('Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=');
   // The frame after the handshake (its first byte is not text, so only its payload is checked).
@@ -38,7 +38,7 @@ test('a registered path receives the upgrade; a query string does not change the
 });
 
 test('an upgrade to any other path is answered 404 and closed at once', async () => {
-  for (const path of ['/api/health', '/rest/v1/projects', '/realtime/v1/websocket/other', '/']) {
+  for (const path of ['/api/health', '/rest/v1/projects', '/test/v1/websocket/other', '/']) {
     const result = await exchange(port, websocketRequest(path), { waitMs: 3000 });
     expect(result.response, path).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
     expect(result.response, path).toContain('Connection: close');
@@ -57,7 +57,7 @@ test('a handler that throws answers 500 and closes; the server goes on', async (
 });
 
 test('a path takes one handler, and must be a path', () => {
-  expect(() => server.http.upgrades.register('/realtime/v1/websocket', () => undefined)).toThrow(
+  expect(() => server.http.upgrades.register('/test/v1/websocket', () => undefined)).toThrow(
     'already has an upgrade handler',
   );
   expect(() => server.http.upgrades.register('realtime', () => undefined)).toThrow('starts with a slash');

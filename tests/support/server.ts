@@ -12,6 +12,7 @@ import { createPool, poolOptionsFrom, type Pool } from '../../src/server/db/pool
 import { createHttpServer, type HttpServer } from '../../src/server/http/server.js';
 import { createLogger } from '../../src/server/logger.js';
 import { createPlatform } from '../../src/server/platform.js';
+import { REALTIME_WEBSOCKET_PATH } from '../../src/server/realtime/service.js';
 import type { IdentityService } from '../../src/server/identity/service.js';
 
 export interface TestServer {
@@ -20,6 +21,8 @@ export interface TestServer {
   pool: Pool;
   /** the process's HTTP server as production builds it: register upgrades, read connection counts */
   http: HttpServer;
+  /** the realtime service the server runs (its sockets) */
+  realtime: ReturnType<typeof createPlatform>['realtime'];
   /** the identity service the server runs (its password-hash queue, for instance) */
   identity: IdentityService;
   /** a supabase-js client with the project's public key and no persisted session */
@@ -67,9 +70,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   });
   const pool = createPool(databaseUrl, poolOptionsFrom(config.database));
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const { listener, identity } = createPlatform({ config, pool, logger });
+  const { listener, identity, realtime } = createPlatform({ config, pool, logger });
   // The same server production runs: its connection caps, timeouts and upgrade router.
   const http = createHttpServer({ limits: config.http, listener, logger });
+  http.upgrades.register(REALTIME_WEBSOCKET_PATH, realtime.upgrade);
   const server: Server = http.server;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -90,7 +94,9 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
         ...options,
         global: { headers: { Authorization: `Bearer ${token}` } },
       }),
+    realtime,
     close: async () => {
+      await realtime.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await pool.end();

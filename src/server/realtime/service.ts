@@ -1,0 +1,185 @@
+// In charge of assembling realtime: the WebSocket endpoint (GET /realtime/v1/websocket, taken
+// over from the HTTP server's upgrade router), its HTTP endpoints, and the lifetime of its
+// sockets. An upgraded socket is outside the HTTP server's timeouts and its shutdown, so this
+// module keeps both: a socket that misses its heartbeats is closed, and `close()` closes them all.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { STATUS_CODES } from 'node:http';
+import { WebSocketServer } from 'ws';
+import type { Config } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import { addressGroup, clientAddress } from '../http/client-address.js';
+import { nodeHeaders } from '../http/headers.js';
+import type { UpgradeHandler } from '../http/upgrades.js';
+import type { TokenSigner } from '../identity/access-tokens.js';
+import type { ProjectKeys } from '../identity/caller.js';
+import type { Logger } from '../logger.js';
+import { callerOfKey } from './auth.js';
+import { Channels } from './channels.js';
+import { AddressCounter } from './limits.js';
+import { unservedPostgresChanges, type PostgresChanges } from './postgres-changes.js';
+import { parseVsn } from './protocol.js';
+import { createRestHandler, REALTIME_API_PATH } from './rest.js';
+import { Connection } from './socket.js';
+
+export const REALTIME_WEBSOCKET_PATH = '/realtime/v1/websocket';
+/** Room in a frame for the envelope around the largest payload (topic, event, refs, JSON framing). */
+const FRAME_OVERHEAD_BYTES = 64 * 1024;
+/** How long closing sockets get to say goodbye at shutdown before they are cut. */
+const CLOSE_GRACE_MS = 1000;
+
+export interface RealtimeDeps {
+  config: Config;
+  pool: Pool;
+  logger: Logger;
+  keys: ProjectKeys;
+  signer: TokenSigner;
+  postgresChanges?: PostgresChanges;
+}
+
+/** True for requests realtime's HTTP endpoints answer. */
+export function isRealtimeRequest(url: string): boolean {
+  return (
+    url === REALTIME_API_PATH ||
+    url.startsWith(`${REALTIME_API_PATH}/`) ||
+    url.startsWith(`${REALTIME_API_PATH}?`)
+  );
+}
+
+/** Answers an upgrade with Supabase's JSON refusal ({"error": ...}) and closes the socket. */
+function refuse(socket: Duplex, status: number, error: string): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify({ error });
+  socket.end(
+    [
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
+      'Connection: close',
+      'Content-Type: application/json',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      '',
+      body,
+    ].join('\r\n'),
+    () => socket.destroy(),
+  );
+  setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+}
+
+export function createRealtime(deps: RealtimeDeps) {
+  const { config, logger } = deps;
+  const limits = config.realtime;
+  const channels = new Channels({
+    pool: deps.pool,
+    keys: deps.keys,
+    signer: deps.signer,
+    limits,
+    postgresChanges: deps.postgresChanges ?? unservedPostgresChanges,
+    logger,
+  });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: limits.maxPayloadBytes + FRAME_OVERHEAD_BYTES,
+    perMessageDeflate: false,
+  });
+  const addresses = new AddressCounter(limits.maxConnectionsPerAddress);
+  const connections = new Set<Connection>();
+  let closing = false;
+
+  // A client sends a heartbeat every 25 s (realtime-js); one silent past the timeout is gone.
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const connection of connections) {
+        if (now - connection.lastSeen > limits.heartbeatTimeoutMs)
+          connection.close(1000, 'heartbeat timeout');
+      }
+    },
+    Math.max(50, Math.min(5000, Math.floor(limits.heartbeatTimeoutMs / 4))),
+  );
+  sweep.unref();
+
+  const upgrade: UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (closing) return refuse(socket, 503, 'Server is shutting down');
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const vsn = parseVsn(url.searchParams.get('vsn'));
+    if (vsn === null) return refuse(socket, 400, 'Unsupported vsn: use 1.0.0 or 2.0.0');
+    const apikey = url.searchParams.get('apikey') ?? nodeHeaders(req.headers).get('apikey');
+    const address =
+      addressGroup(clientAddress(nodeHeaders(req.headers), req, config.trustProxy)) ?? 'unknown';
+    // Counted from here, so sockets still being checked count too.
+    if (!addresses.acquire(address)) return refuse(socket, 429, 'Too many connected users');
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      addresses.release(address);
+    };
+    void callerOfKey(apikey, deps.keys, deps.signer).then(
+      (caller) => {
+        if (!caller || !apikey) {
+          release();
+          return refuse(
+            socket,
+            401,
+            'Invalid API key: the apikey parameter must be the project key or the service-role key',
+          );
+        }
+        if (closing || socket.destroyed) {
+          release();
+          return refuse(socket, 503, 'Server is shutting down');
+        }
+        // handleUpgrade destroys a socket whose handshake it refuses without calling back: the
+        // address's share is given back when the socket closes, whichever way it does.
+        socket.once('close', release);
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          const connection = new Connection({
+            ws,
+            vsn,
+            apikey,
+            channels,
+            maxMessagesPerSecond: limits.maxMessagesPerSecond,
+            logger,
+            onClose: () => {
+              connections.delete(connection);
+              release();
+            },
+          });
+          connections.add(connection);
+        });
+      },
+      (error: unknown) => {
+        release();
+        logger.error({ err: error }, 'realtime: checking a socket failed');
+        refuse(socket, 500, 'Unknown error');
+      },
+    );
+  };
+
+  return {
+    upgrade,
+    /** realtime's HTTP endpoints (/realtime/v1/api/...) */
+    listener: createRestHandler({
+      pool: deps.pool,
+      keys: deps.keys,
+      signer: deps.signer,
+      limits,
+      topics: channels.topics,
+      logger,
+    }),
+    /** open sockets, for tests and metrics */
+    connections: () => connections.size,
+    /** Closes every socket (code 1001) and refuses new ones; resolves when all are gone. */
+    async close(): Promise<void> {
+      closing = true;
+      clearInterval(sweep);
+      const gone = [...connections].map(
+        (connection) =>
+          new Promise<void>((resolve) => {
+            connection.onGone(resolve);
+            connection.close(1001, 'server shutting down');
+          }),
+      );
+      await Promise.all(gone);
+      wss.close();
+    },
+  };
+}
