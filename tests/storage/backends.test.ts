@@ -117,7 +117,13 @@ describe.each(subjects)('%s', (_name, start) => {
     const stored = await backend.put('w1/docs/report 2026.pdf', Readable.from([bytes]), {
       contentType: 'application/pdf',
     });
-    expect(stored).toMatchObject({ size: bytes.length, etag: md5(bytes), contentType: 'application/pdf' });
+    expect(stored).toMatchObject({ size: bytes.length, contentType: 'application/pdf' });
+    expect(stored.etag).toMatch(/^[0-9a-f]{32}$/);
+    // The etag follows the content: the same bytes under another key, the same etag; others, another.
+    expect((await backend.put('w1/same.pdf', Readable.from([bytes]), {})).etag).toBe(stored.etag);
+    expect((await backend.put('w1/other.pdf', Readable.from([patterned(300_000, 1)]), {})).etag).not.toBe(
+      stored.etag,
+    );
     expect(stored.lastModified).toBeInstanceOf(Date);
 
     const got = await backend.get('w1/docs/report 2026.pdf');
@@ -317,7 +323,7 @@ describe('local disk', () => {
   test('a crash mid-upload leaves nothing visible, the previous object whole, and the sweep removes the temporary file', async () => {
     const backend = new LocalBackend(dir);
     const previous = patterned(100_000, 21);
-    await backend.put('w9/crashed.bin', Readable.from([previous]), {});
+    const stored = await backend.put('w9/crashed.bin', Readable.from([previous]), {});
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', 'tests/storage/fixtures/crash-writer.ts', dir, 'w9/crashed.bin'],
@@ -349,7 +355,7 @@ describe('local disk', () => {
     // The next start sweeps what the crash left.
     await createStorageBackend({ storageBackend: { kind: 'local', dir } });
     expect(temporary()).toEqual([]);
-    expect((await backend.head('w9/crashed.bin'))!.etag).toBe(md5(previous));
+    expect((await backend.head('w9/crashed.bin'))!.etag).toBe(stored.etag);
   }, 60_000);
 
   test('the sweep leaves temporary files newer than its cut-off alone', async () => {

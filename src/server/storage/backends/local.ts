@@ -130,7 +130,7 @@ export class LocalBackend implements StorageBackend {
       const out = handle.createWriteStream({ start: header.length });
       handle = undefined;
       await pipeline(counter, out);
-      const etag = counter.md5();
+      const etag = counter.etag();
       // Reopened for the etag and the flush: the bytes and header reach the disk before the name.
       handle = await fs.open(temp, 'r+');
       await handle.write(Buffer.from(etag, 'ascii'), 0, etag.length, ETAG_AT);
