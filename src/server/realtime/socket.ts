@@ -108,11 +108,12 @@ export class Connection implements ChannelOwner {
       }
       return;
     }
-    if (!this.rate.take()) return this.overRate(incoming);
     if (this.queued >= MAX_QUEUED_FRAMES) return this.close(1008, 'Too many messages per second');
+    // Over the rate or not, a message takes its turn: the refusal follows what came before it.
+    const withinRate = this.rate.take();
     this.queued += 1;
     this.turn = this.turn
-      .then(() => this.dispatch(incoming))
+      .then(() => (withinRate ? this.dispatch(incoming) : this.overRate(incoming)))
       .catch((error: unknown) => this.options.logger.error({ err: error }, 'realtime: a message failed'))
       .finally(() => {
         this.queued -= 1;
