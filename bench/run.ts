@@ -27,6 +27,7 @@ const { digestBenchmarks } = await import('./digest.js');
 const { identityBenchmarks } = await import('./identity.js');
 const { loadBenchmarks } = await import('./load.js');
 const { hostileBenchmarks } = await import('./hostile.js');
+const { storageBenchmarks } = await import('./storage.js');
 
 const suites: [name: string, title: string, run: (db: BenchDatabase) => Promise<BenchRow[]>][] = [
   ['identity', 'identity: refresh and sign-in throughput…', identityBenchmarks],
@@ -35,6 +36,7 @@ const suites: [name: string, title: string, run: (db: BenchDatabase) => Promise<
   ['digest', 'digest: compose and enqueue at 10k and 100k users; SMTP delivery…', digestBenchmarks],
   ['load', `load: a mixed workload for ${process.env.BENCH_LOAD_SECONDS ?? 120} s…`, loadBenchmarks],
   ['hostile', 'hostile: a tenant reading while another attacks…', hostileBenchmarks],
+  ['storage', 'storage: upload and download throughput, memory during a 1 GB upload…', storageBenchmarks],
 ];
 const named = args.filter((a) => !a.startsWith('--'));
 const unknown = named.filter((n) => !suites.some(([name]) => name === n));
