@@ -28,6 +28,8 @@ export interface StorageDeps {
   urlSigningKey: Uint8Array;
   /** called after a transaction that may have queued bytes for deletion */
   bytesReleased: () => void;
+  /** waits for the caller's fair turn at the database (set per request by routes.ts) */
+  turn?: <T>(claims: Claims, fn: () => Promise<T>) => Promise<T>;
 }
 
 export const SERVICE_CLAIMS: Claims = { role: 'service_role' };
@@ -35,7 +37,8 @@ export const SERVICE_CLAIMS: Claims = { role: 'service_role' };
 /** Runs fn as the caller (or as service_role for SERVICE_CLAIMS); database refusals become storage errors. */
 export async function asCaller<T>(deps: StorageDeps, claims: Claims, fn: (tx: Tx) => Promise<T>): Promise<T> {
   try {
-    return await withRls(deps.pool, claims, fn);
+    const run = () => withRls(deps.pool, claims, fn);
+    return await (deps.turn ? deps.turn(claims, run) : run());
   } catch (error) {
     throw fromDatabaseError(error) ?? error;
   }

@@ -56,7 +56,9 @@ export const storageErrors = {
     new StorageError(416, 'InvalidRange', 'Invalid Range', 'The requested range is not satisfiable', 416),
   notFound: () => new StorageError(404, 'NotFound', 'Not Found', 'Route not found', 404),
   busy: (retryAfter: number, message: string) =>
-    Object.assign(new StorageError(429, 'SlowDown', 'Too Many Requests', message, 429), { retryAfter }),
+    Object.assign(new StorageError(429, 'SlowDown', 'Too Many Requests', message, 429), {
+      headers: { 'retry-after': String(retryAfter) },
+    }),
   internal: () => new StorageError(500, 'InternalError', 'Internal', 'Internal Server Error', 500),
 };
 

@@ -5,6 +5,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { readNodeBody } from '../http/body.js';
+import { addressGroup, clientAddress } from '../http/client-address.js';
+import { FairGate } from '../http/fair-gate.js';
 import { nodeHeaders, type HeaderReader } from '../http/headers.js';
 import { isHttpError } from '../http/errors.js';
 import { API_SECURITY_HEADERS, requestIdFrom } from '../http/node-api.js';
@@ -44,7 +46,16 @@ export const STORAGE_BASE_PATH = '/storage/v1';
 export interface StorageRouteDeps extends StorageDeps {
   keys: ProjectKeys;
   signer: TokenSigner;
+  trustProxy: boolean;
+  /** connections storage requests may hold at once, and one caller's and one address's share */
+  connections: number;
+  callerConcurrency: number;
+  addressConcurrency: number;
 }
+
+/** How long a request may wait for its caller's turn at the database, and how many may wait. */
+const MAX_WAIT_MS = 10_000;
+const MAX_WAITING_PER_CALLER = 64;
 
 type JsonReply = { status: number; json: unknown; headers?: Record<string, string> };
 type Answer = JsonReply | StreamReply;
@@ -110,7 +121,30 @@ function ownerOf(claims: Claims): string | null {
 }
 
 export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
-  async function route(req: IncomingMessage, url: URL): Promise<Answer> {
+  // Storage's database work is short, but many callers at once must not take every connection
+  // from sign-ins, pages and the data API: its own fair gate, as the data API has.
+  const gate = new FairGate({
+    capacity: deps.connections,
+    perCaller: deps.callerConcurrency,
+    perAddress: deps.addressConcurrency,
+    maxWaitingPerCaller: MAX_WAITING_PER_CALLER,
+    maxWaitMs: MAX_WAIT_MS,
+  });
+  /** The request's dependencies: the shared ones, with turns at the database for its caller. */
+  const requestDeps = (req: IncomingMessage): StorageRouteDeps => {
+    const address = clientAddress(nodeHeaders(req.headers), req, deps.trustProxy);
+    return {
+      ...deps,
+      turn: (claims, fn) =>
+        gate.run(
+          typeof claims.sub === 'string' ? `user:${claims.sub}` : `address:${address ?? 'unknown'}`,
+          fn,
+          addressGroup(address),
+        ),
+    };
+  };
+
+  async function route(req: IncomingMessage, url: URL, d: StorageRouteDeps): Promise<Answer> {
     const method = req.method ?? 'GET';
     const headers = nodeHeaders(req.headers);
     const path = url.pathname.slice(STORAGE_BASE_PATH.length);
@@ -129,7 +163,7 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
         throw error;
       }
     };
-    const claims = () => callerClaims(deps, headers);
+    const claims = () => callerClaims(d, headers);
     const readRequest = {
       method,
       range: headers.get('range'),
@@ -140,18 +174,18 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
 
     // Buckets
     if (path === '/bucket' || path === '/bucket/') {
-      if (method === 'GET') return json(await listBuckets(deps, await claims(), url.searchParams));
-      if (method === 'POST') return json(await createBucket(deps, await claims(), await body()));
+      if (method === 'GET') return json(await listBuckets(d, await claims(), url.searchParams));
+      if (method === 'POST') return json(await createBucket(d, await claims(), await body()));
     }
     const bucketMatch = /^\/bucket\/([^/]+)(\/empty)?\/?$/.exec(path);
     if (bucketMatch) {
       const [id] = decodeSegments(bucketMatch[1]!);
       if (bucketMatch[2]) {
-        if (method === 'POST') return json(await emptyBucket(deps, await claims(), id!));
+        if (method === 'POST') return json(await emptyBucket(d, await claims(), id!));
       } else {
-        if (method === 'GET') return json(await getBucket(deps, await claims(), id!));
-        if (method === 'PUT') return json(await updateBucket(deps, await claims(), id!, await body()));
-        if (method === 'DELETE') return json(await deleteBucket(deps, await claims(), id!));
+        if (method === 'GET') return json(await getBucket(d, await claims(), id!));
+        if (method === 'PUT') return json(await updateBucket(d, await claims(), id!, await body()));
+        if (method === 'DELETE') return json(await deleteBucket(d, await claims(), id!));
       }
     }
 
@@ -163,26 +197,25 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
     if (method === 'POST' && (head === 'list' || head === 'list-v2') && tail.length >= 1) {
       const [bucket] = decodeSegments(tail.join('/'));
       const list = head === 'list' ? listV1 : listV2;
-      return json(await list(deps, await claims(), bucket!, await body()));
+      return json(await list(d, await claims(), bucket!, await body()));
     }
     if (method === 'POST' && (head === 'move' || head === 'copy') && tail.length === 0) {
       const c = await claims();
       const transfer = transferBody(await body());
-      if (head === 'move') return json(await moveObject(deps, c, transfer));
+      if (head === 'move') return json(await moveObject(d, c, transfer));
       const upsert = headers.get('x-upsert') === 'true';
-      return json(await copyObject(deps, { claims: c, ownerId: ownerOf(c) }, transfer, upsert));
+      return json(await copyObject(d, { claims: c, ownerId: ownerOf(c) }, transfer, upsert));
     }
     if (head === 'sign') {
       const [bucket, ...names] = decodeSegments(tail.join('/'));
       if (!bucket) throw storageErrors.notFound();
       const name = names.join('/');
       if (method === 'POST' && name === '')
-        return json(await signDownloads(deps, await claims(), bucket, await body()));
-      if (method === 'POST')
-        return json(await signDownload(deps, await claims(), bucket, name, await body()));
+        return json(await signDownloads(d, await claims(), bucket, await body()));
+      if (method === 'POST') return json(await signDownload(d, await claims(), bucket, name, await body()));
       if (isRead) {
-        await verifySignedToken(deps, url.searchParams.get('token'), 'download', bucket, name);
-        return serveObject(deps, SERVICE_CLAIMS, bucket, name, readRequest);
+        await verifySignedToken(d, url.searchParams.get('token'), 'download', bucket, name);
+        return serveObject(d, SERVICE_CLAIMS, bucket, name, readRequest);
       }
     }
     if (head === 'upload' && tail[0] === 'sign') {
@@ -190,14 +223,14 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
       const name = names.join('/');
       if (!bucket || !name) throw storageErrors.notFound();
       if (method === 'POST') {
-        return json(await signUpload(deps, await claims(), bucket, name, headers.get('x-upsert') === 'true'));
+        return json(await signUpload(d, await claims(), bucket, name, headers.get('x-upsert') === 'true'));
       }
       if (method === 'PUT') {
-        const token = await verifySignedToken(deps, url.searchParams.get('token'), 'upload', bucket, name);
+        const token = await verifySignedToken(d, url.searchParams.get('token'), 'upload', bucket, name);
         // The policies were checked when the URL was signed; the write runs as the server, for the signer.
         const writer = { claims: SERVICE_CLAIMS, ownerId: token.owner ?? null };
         const mode: WriteMode = token.upsert ? 'upsert' : 'create';
-        const written = await writeObject(deps, writer, bucket, name, mode, { headers, body: req });
+        const written = await writeObject(d, writer, bucket, name, mode, { headers, body: req });
         return json({ Key: written.Key, Id: written.Id });
       }
     }
@@ -206,12 +239,12 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
       if (!bucket || names.length === 0) throw storageErrors.notFound();
       if (head === 'public') {
         // Public buckets skip row-level security for reads, and only for reads.
-        const found = await findBucket(deps, bucket);
+        const found = await findBucket(d, bucket);
         if (!found.public) throw storageErrors.noSuchBucket();
-        return serveObject(deps, SERVICE_CLAIMS, bucket, names.join('/'), readRequest);
+        return serveObject(d, SERVICE_CLAIMS, bucket, names.join('/'), readRequest);
       }
-      const reader = await readerOf(deps, await claims(), bucket);
-      return serveObject(deps, reader, bucket, names.join('/'), readRequest);
+      const reader = await readerOf(d, await claims(), bucket);
+      return serveObject(d, reader, bucket, names.join('/'), readRequest);
     }
     if (head === 'info' && method === 'GET') {
       let segments = decodeSegments(tail.join('/'));
@@ -224,10 +257,10 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
       if (!bucket || names.length === 0) throw storageErrors.notFound();
       let as: Claims;
       if (mode === 'public') {
-        if (!(await findBucket(deps, bucket)).public) throw storageErrors.noSuchBucket();
+        if (!(await findBucket(d, bucket)).public) throw storageErrors.noSuchBucket();
         as = SERVICE_CLAIMS;
-      } else as = await readerOf(deps, await claims(), bucket);
-      return json(infoOf(await findObject(deps, as, bucket, names.join('/'))));
+      } else as = await readerOf(d, await claims(), bucket);
+      return json(infoOf(await findObject(d, as, bucket, names.join('/'))));
     }
 
     // /object/{bucket}[/{name}]
@@ -240,10 +273,10 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
         if (!Array.isArray(prefixes) || prefixes.some((p) => typeof p !== 'string')) {
           throw storageErrors.invalidRequest('prefixes must be an array of object names');
         }
-        if (prefixes.length > deps.limits.batchMax) {
-          throw storageErrors.invalidRequest(`At most ${deps.limits.batchMax} prefixes (STORAGE_BATCH_MAX)`);
+        if (prefixes.length > d.limits.batchMax) {
+          throw storageErrors.invalidRequest(`At most ${d.limits.batchMax} prefixes (STORAGE_BATCH_MAX)`);
         }
-        return json(await removeObjects(deps, await claims(), bucket, prefixes as string[]));
+        return json(await removeObjects(d, await claims(), bucket, prefixes as string[]));
       }
       throw storageErrors.notFound();
     }
@@ -251,16 +284,15 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
       const c = await claims();
       const mode: WriteMode =
         method === 'PUT' ? 'update' : headers.get('x-upsert') === 'true' ? 'upsert' : 'create';
-      const written = await writeObject(deps, { claims: c, ownerId: ownerOf(c) }, bucket, name, mode, {
+      const written = await writeObject(d, { claims: c, ownerId: ownerOf(c) }, bucket, name, mode, {
         headers,
         body: req,
       });
       return json(written);
     }
-    if (isRead)
-      return serveObject(deps, await readerOf(deps, await claims(), bucket), bucket, name, readRequest);
+    if (isRead) return serveObject(d, await readerOf(d, await claims(), bucket), bucket, name, readRequest);
     if (method === 'DELETE') {
-      const removed = await removeObjects(deps, await claims(), bucket, [name]);
+      const removed = await removeObjects(d, await claims(), bucket, [name]);
       if (removed.length === 0) throw storageErrors.noSuchKey();
       return json({ message: 'Successfully deleted' });
     }
@@ -291,11 +323,13 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
     } else {
       let answer: Answer;
       try {
-        answer = await route(req, url);
+        answer = await route(req, url, requestDeps(req));
       } catch (error) {
         let e: StorageError;
         if (isStorageError(error)) e = error;
-        else if (isDatabaseUnavailable(error))
+        else if (isHttpError(error) && error.status === 429) {
+          e = storageErrors.busy(Number(error.headers['Retry-After'] ?? 1), error.message);
+        } else if (isDatabaseUnavailable(error))
           e = storageErrors.busy(5, 'The database is busy; try again shortly');
         else {
           logger.error({ err: error, path: url.pathname }, 'storage request failed');

@@ -33,8 +33,13 @@ function deferredBackend(ready: Promise<StorageBackend>): StorageBackend {
   };
 }
 
+/** Connections storage may hold at once: a quarter of the pool, at least two. */
+export function storageConnections(poolMax: number): number {
+  return Math.max(2, Math.floor(poolMax / 4));
+}
+
 export function createStorage(
-  config: Pick<Config, 'storageBackend' | 'storage' | 'jwtSecret'>,
+  config: Pick<Config, 'storageBackend' | 'storage' | 'jwtSecret' | 'trustProxy' | 'database' | 'dataApi'>,
   pool: Pool,
   logger: Logger,
   keys: ProjectKeys,
@@ -55,6 +60,11 @@ export function createStorage(
       bytesReleased: () => deletions.kick(),
       keys,
       signer,
+      trustProxy: config.trustProxy,
+      connections: storageConnections(config.database.poolMax),
+      // The data API's shares per caller and per address (DATA_API_*_CONCURRENCY) apply here too.
+      callerConcurrency: config.dataApi.callerConcurrency,
+      addressConcurrency: config.dataApi.addressConcurrency,
     },
     logger,
   );
