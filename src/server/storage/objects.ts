@@ -3,6 +3,7 @@
 // copying and removing. Each runs as the caller, so the policies Supabase checks for the operation
 // are the ones checked here: insert to create; insert, select and update to upsert; select and
 // update to update or move; select and insert to copy; select and delete to remove; select to read.
+import { randomUUID } from 'node:crypto';
 import type { Tx } from '../db/transactions.js';
 import type { Claims } from '../db/transactions.js';
 import { ObjectTooLarge, type StoredObject } from './backends/types.js';
@@ -67,17 +68,21 @@ function metadataOf(stored: StoredObject, mimetype: string, cacheControl: string
   };
 }
 
-/** The one statement that writes an object's row for each mode; null version in a dry run. */
+/**
+ * The one statement that writes an object's row for each mode; null version in a dry run. Inserts
+ * return nothing: RETURNING would also demand a select policy, and Supabase asks only for insert
+ * to upload (select joins in for upsert and update, which read the existing row anyway).
+ */
 function writeStatement(mode: WriteMode): string {
-  const values = `($1, $2, $3::uuid, $4, $5, $6::jsonb, $7::jsonb)`;
-  const insert = `insert into storage.objects (bucket_id, name, owner, owner_id, version, metadata, user_metadata)
+  const values = `($1, $2, $3::uuid, $4, $5, $6::jsonb, $7::jsonb, $8::uuid)`;
+  const insert = `insert into storage.objects (bucket_id, name, owner, owner_id, version, metadata, user_metadata, id)
     values ${values}`;
-  if (mode === 'create') return `${insert} returning id`;
+  if (mode === 'create') return insert;
   const set = `owner = excluded.owner, owner_id = excluded.owner_id, version = excluded.version,
     metadata = excluded.metadata, user_metadata = excluded.user_metadata, updated_at = now(), last_accessed_at = now()`;
-  if (mode === 'upsert') return `${insert} on conflict (bucket_id, name) do update set ${set} returning id`;
+  if (mode === 'upsert') return `${insert} on conflict (bucket_id, name) do update set ${set}`;
   return `update storage.objects as o set ${set.replace(/excluded\./g, 'n.')}
-    from (values ${values}) as n (bucket_id, name, owner, owner_id, version, metadata, user_metadata)
+    from (values ${values}) as n (bucket_id, name, owner, owner_id, version, metadata, user_metadata, id)
     where o.bucket_id = n.bucket_id and o.name = n.name returning o.id`;
 }
 
@@ -91,7 +96,8 @@ async function writeRow(
   metadata: ObjectMetadata | null,
   userMetadata: Record<string, unknown> | null,
 ): Promise<string> {
-  const { rows } = await tx.query<{ id: string }>(writeStatement(mode), [
+  const id = randomUUID();
+  const result = await tx.query<{ id: string }>(writeStatement(mode), [
     bucketId,
     name,
     writer.ownerId,
@@ -99,9 +105,20 @@ async function writeRow(
     version,
     metadata === null ? null : JSON.stringify(metadata),
     userMetadata === null ? null : JSON.stringify(userMetadata),
+    id,
   ]);
-  if (!rows[0]) throw mode === 'update' ? storageErrors.noSuchKey() : storageErrors.accessDenied();
-  return rows[0].id;
+  if (mode === 'update') {
+    if (!result.rows[0]) throw storageErrors.noSuchKey();
+    return result.rows[0].id;
+  }
+  if (!result.rowCount) throw storageErrors.accessDenied();
+  if (mode === 'create') return id;
+  // An upsert that replaced a row kept that row's id; the caller may read it (upsert needs select).
+  const existing = await tx.query<{ id: string }>(
+    'select id from storage.objects where bucket_id = $1 and name = $2',
+    [bucketId, name],
+  );
+  return existing.rows[0]?.id ?? id;
 }
 
 /** The bytes the workspace's plan still allows for this name (its current size counted back), or null. */
