@@ -1,7 +1,9 @@
 // File storage benchmarks, through /storage/v1 on the real platform (local-disk backend, service
 // role) against a bare node:http + fs stream server on the same machine: upload and download
 // throughput of one large object, and the server's peak resident memory above idle during a 1 GB
-// upload. Bodies are generated as they are sent and counted as they arrive, never held.
+// upload. The local-disk backend alone behind a minimal handler is measured against the same
+// reference, which tells the backend's share of any gap from the API's. Bodies are generated as
+// they are sent and counted as they arrive, never held.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -98,6 +100,7 @@ export async function storageBenchmarks(database: BenchDatabase): Promise<BenchR
   const serviceKey = randomBytes(24).toString('hex');
   const ourDir = mkdtempSync(path.join(tmpdir(), 'bench-storage-'));
   const referenceDir = mkdtempSync(path.join(tmpdir(), 'bench-storage-reference-'));
+  const backendDir = mkdtempSync(path.join(tmpdir(), 'bench-storage-backend-'));
   const ours = await startBenchServer('bench/identity-server.ts', database.url, apiKey, undefined, {
     SERVICE_ROLE_KEY: serviceKey,
     STORAGE_BACKEND: 'local',
@@ -112,6 +115,15 @@ export async function storageBenchmarks(database: BenchDatabase): Promise<BenchR
     undefined,
     {
       REFERENCE_DIR: referenceDir,
+    },
+  );
+  const backendOnly = await startBenchServer(
+    'bench/storage-backend-server.ts',
+    database.url,
+    apiKey,
+    undefined,
+    {
+      REFERENCE_DIR: backendDir,
     },
   );
   try {
@@ -136,26 +148,29 @@ export async function storageBenchmarks(database: BenchDatabase): Promise<BenchR
           size,
         ),
       reference: (name: string, size: number) => upload(`${reference.url}/${name}`, 'PUT', {}, size),
+      backend: (name: string, size: number) => upload(`${backendOnly.url}/${name}`, 'PUT', {}, size),
     };
     const get = {
       ours: (name: string, size: number) =>
         download(`${ours.url}/storage/v1/object/authenticated/bench/${name}`, auth, size),
       reference: (name: string, size: number) => download(`${reference.url}/${name}`, {}, size),
+      backend: (name: string, size: number) => download(`${backendOnly.url}/${name}`, {}, size),
     };
 
     // Warm-up: code loaded, connections and files opened once on both sides.
     await put.ours('warm-up.bin', 4 * MiB);
     await put.reference('warm-up.bin', 4 * MiB);
 
+    await put.backend('warm-up.bin', 4 * MiB);
+
+    const sides = ['ours', 'reference', 'backend'] as const;
     const seconds = {
-      upload: { ours: [] as number[], reference: [] as number[] },
-      download: { ours: [] as number[], reference: [] as number[] },
+      upload: { ours: [] as number[], reference: [] as number[], backend: [] as number[] },
+      download: { ours: [] as number[], reference: [] as number[], backend: [] as number[] },
     };
     for (let round = 0; round < ROUNDS; round++) {
-      seconds.upload.reference.push(await put.reference('object.bin', OBJECT_BYTES));
-      seconds.upload.ours.push(await put.ours('object.bin', OBJECT_BYTES));
-      seconds.download.reference.push(await get.reference('object.bin', OBJECT_BYTES));
-      seconds.download.ours.push(await get.ours('object.bin', OBJECT_BYTES));
+      for (const side of sides) seconds.upload[side].push(await put[side]('object.bin', OBJECT_BYTES));
+      for (const side of sides) seconds.download[side].push(await get[side]('object.bin', OBJECT_BYTES));
     }
     const mbps = (s: number[]) => OBJECT_BYTES / 1e6 / median(s);
 
@@ -194,6 +209,30 @@ export async function storageBenchmarks(database: BenchDatabase): Promise<BenchR
       row(
         {
           suite: 'storage',
+          measure: 'upload throughput, local backend behind a minimal handler',
+          value: mbps(seconds.upload.backend),
+          reference: mbps(seconds.upload.reference),
+          referenceName: 'bare node:http + fs write stream',
+          unit: 'MB/s',
+          note: `${size}; what the backend alone costs (SHA-256, fsync, rename), without the API`,
+        },
+        { minRatio: 0.8 },
+      ),
+      row(
+        {
+          suite: 'storage',
+          measure: 'download throughput, local backend behind a minimal handler',
+          value: mbps(seconds.download.backend),
+          reference: mbps(seconds.download.reference),
+          referenceName: 'bare node:http + fs read stream',
+          unit: 'MB/s',
+          note: size,
+        },
+        { minRatio: 0.8 },
+      ),
+      row(
+        {
+          suite: 'storage',
           measure: 'peak RSS above idle during a 1 GB upload, /storage/v1',
           value: ourPeak,
           reference: referencePeak,
@@ -206,6 +245,8 @@ export async function storageBenchmarks(database: BenchDatabase): Promise<BenchR
   } finally {
     await stopBenchServer(ours.child);
     await stopBenchServer(reference.child);
+    await stopBenchServer(backendOnly.child);
+    rmSync(backendDir, { recursive: true, force: true });
     rmSync(ourDir, { recursive: true, force: true });
     rmSync(referenceDir, { recursive: true, force: true });
   }
