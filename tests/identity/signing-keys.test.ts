@@ -69,6 +69,22 @@ async function expectRefused(token: string, reason: RegExp) {
   expect(rest.body.code).toMatch(/^PGRST30[13]$/);
 }
 
+/** P-256's group order: an ES256 signature (r, s) and (r, n - s) both verify. */
+const P256_ORDER = BigInt('0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551');
+
+/**
+ * The token with its ES256 signature in low-S form, the one spelling the service accepts (jose
+ * signs either form), so a test about expiry is not refused for its spelling instead.
+ */
+function lowS(token: string): string {
+  const [header, payload, signature] = token.split('.') as [string, string, string];
+  const bytes = Buffer.from(signature, 'base64url');
+  const s = BigInt(`0x${bytes.subarray(32).toString('hex')}`);
+  if (s <= P256_ORDER / 2n) return token;
+  const low = Buffer.from((P256_ORDER - s).toString(16).padStart(64, '0'), 'hex');
+  return `${header}.${payload}.${Buffer.concat([bytes.subarray(0, 32), low]).toString('base64url')}`;
+}
+
 function base64url(value: unknown): string {
   return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
@@ -322,9 +338,11 @@ describe('forged tokens are refused by the identity service and the data API', (
 
   test('an expired token signed with the current key', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const token = await new SignJWT({ ...claims, iat: now - 7200, exp: now - 60 })
-      .setProtectedHeader({ alg: 'ES256', kid: 'es-current' })
-      .sign(es.privateKey);
+    const token = lowS(
+      await new SignJWT({ ...claims, iat: now - 7200, exp: now - 60 })
+        .setProtectedHeader({ alg: 'ES256', kid: 'es-current' })
+        .sign(es.privateKey),
+    );
     await expectRefused(token, /expired/);
     expect((await restGet(token)).body.code).toBe('PGRST303');
   });
