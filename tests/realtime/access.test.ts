@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RealtimeChannel } from '@supabase/supabase-js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
-import { realtimeClient, signedIn, sleep, subscribe } from './support.js';
+import { RawSocket, realtimeClient, signedIn, sleep, subscribe } from './support.js';
 
 /** Every status a channel reports, and every system message it receives. */
 function watch(channel: RealtimeChannel) {
@@ -113,6 +113,26 @@ describe('private channels', () => {
     expect(rows.rows[0].n).toBe(0);
     await ada.client.removeAllChannels();
     await grace.client.removeAllChannels();
+  });
+
+  test('a socket that goes while its private join is being checked leaves no channel behind', async () => {
+    const ada = await signedIn(server);
+    const before = { connections: server.realtime.connections(), channels: server.realtime.channels() };
+    for (let i = 0; i < 5; i += 1) {
+      const socket = await RawSocket.open(server, `apikey=${server.config.projectApiKey}&vsn=2.0.0`);
+      socket.send([
+        '1',
+        '1',
+        'realtime:lobby',
+        'phx_join',
+        { config: { private: true, presence: { key: 'ada', enabled: true } }, access_token: ada.token },
+      ]);
+      socket.close();
+    }
+    await sleep(500);
+    expect({ connections: server.realtime.connections(), channels: server.realtime.channels() }).toEqual(
+      before,
+    );
   });
 
   test('a signed-out session cannot join a private channel with its old token', async () => {

@@ -33,6 +33,8 @@ const PUBLIC_PERMISSIONS: Permissions = {
 export interface ChannelOwner extends ChannelSocket {
   readonly apikey: string;
   readonly channels: Map<string, Channel>;
+  /** false once the socket has closed: a join that was waiting on the database then registers nothing */
+  isOpen(): boolean;
 }
 
 export interface ChannelDeps {
@@ -212,8 +214,11 @@ export class Channels {
         return fail(`Unauthorized: You do not have permissions to read from this Channel topic: ${name}`);
       }
     }
+    // The socket may have gone while the database answered: then nothing is left behind.
+    if (!owner.isOpen()) return;
     // A second join of the same topic (a client's rejoin) replaces the first.
-    if (previous) this.forget(owner, previous);
+    const current = owner.channels.get(topic);
+    if (current) this.forget(owner, current);
     const presenceKey =
       typeof presenceConfig.key === 'string' && presenceConfig.key !== '' ? presenceConfig.key : randomUUID();
     const channel: Channel = {

@@ -167,6 +167,8 @@ export function createRealtime(deps: RealtimeDeps) {
     }),
     /** open sockets, for tests and metrics */
     connections: () => connections.size,
+    /** joined channels, for tests and metrics */
+    channels: () => channels.topics.size(),
     /** Closes every socket (code 1001) and refuses new ones; resolves when all are gone. */
     async close(): Promise<void> {
       closing = true;

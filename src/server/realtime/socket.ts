@@ -59,6 +59,10 @@ export class Connection implements ChannelOwner {
     });
   }
 
+  isOpen(): boolean {
+    return !this.closed;
+  }
+
   /** Calls `callback` once the socket has closed (at once if it has). */
   onGone(callback: () => void): void {
     if (this.ws.readyState === this.ws.CLOSED) callback();

@@ -58,6 +58,13 @@ export class Topics {
     if (members.size === 0) this.byKey.delete(channel.key);
   }
 
+  /** Joined channels in this process, all topics together. */
+  size(): number {
+    let total = 0;
+    for (const members of this.byKey.values()) total += members.size;
+    return total;
+  }
+
   members(key: string): ReadonlySet<Channel> {
     return this.byKey.get(key) ?? new Set();
   }
