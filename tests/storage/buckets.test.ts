@@ -116,3 +116,23 @@ test('anonymous and signed-in callers see no bucket that no policy lets them see
   });
   expect((await server.adminClient().storage.getBucket('anon-made')).error?.message).toBe('Bucket not found');
 });
+
+test('browser apps on other origins may call storage: preflights allow its headers', async () => {
+  const response = await fetch(`${server.url}/storage/v1/object/any/file.txt`, {
+    method: 'OPTIONS',
+    headers: {
+      origin: 'https://app.example.com',
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization, x-upsert, x-metadata, cache-control',
+    },
+  });
+  expect(response.status).toBe(204);
+  expect(response.headers.get('access-control-allow-origin')).toBe('*');
+  const allowed = response.headers.get('access-control-allow-headers') ?? '';
+  for (const header of ['authorization', 'apikey', 'x-upsert', 'x-metadata', 'cache-control', 'range']) {
+    expect(allowed).toContain(header);
+  }
+  const answered = await storageFetch(server, 'GET', '/bucket');
+  expect(answered.headers.get('access-control-allow-origin')).toBe('*');
+  expect(answered.headers.get('x-content-type-options')).toBe('nosniff');
+});
