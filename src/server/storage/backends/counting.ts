@@ -13,6 +13,8 @@ import { ObjectTooLarge } from './types.js';
  */
 export class CountingStream extends Transform {
   bytes = 0;
+  /** called with the running count after each chunk passed */
+  onProgress: ((bytes: number) => void) | undefined;
   private readonly hash: Hash = createHash('sha256');
 
   constructor(private readonly maxBytes: number | undefined) {
@@ -27,6 +29,7 @@ export class CountingStream extends Transform {
       return;
     }
     this.hash.update(buffer);
+    this.onProgress?.(this.bytes);
     callback(null, buffer);
   }
 

@@ -29,6 +29,12 @@ const TEMP_SUFFIX = '.part';
  * next bytes arrive.
  */
 const WRITE_BUFFER = 1024 * 1024;
+/**
+ * While a large upload streams, what was written is flushed every this many bytes, in the
+ * background: the disk works while the next bytes arrive, and the flush that must finish before
+ * the rename has at most this much left to write instead of the whole object.
+ */
+const FLUSH_EVERY = 32 * 1024 * 1024;
 /** A temporary file nothing wrote to for this long belongs to no upload still running. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
 
@@ -132,9 +138,23 @@ export class LocalBackend implements StorageBackend {
     try {
       counter = countBody(body, options.maxBytes);
       await handle.write(header, 0, header.length, 0);
-      // The stream owns the descriptor from here and closes it, ended or failed.
-      const out = handle.createWriteStream({ start: header.length, highWaterMark: WRITE_BUFFER });
+      // The stream owns the descriptor from here and closes it, ended or failed (a close waits
+      // for a background flush still running on it).
+      const writing = handle;
+      const out = writing.createWriteStream({ start: header.length, highWaterMark: WRITE_BUFFER });
       handle = undefined;
+      let flushedAt = 0;
+      let flushing = false;
+      counter.onProgress = (bytes) => {
+        if (flushing || bytes - flushedAt < FLUSH_EVERY) return;
+        flushing = true;
+        flushedAt = bytes;
+        // A failed background flush is not the upload's failure: the final flush decides.
+        void writing
+          .datasync()
+          .catch(() => undefined)
+          .finally(() => (flushing = false));
+      };
       await pipeline(counter, out);
       const etag = counter.etag();
       // Reopened for the etag and the flush: the bytes and header reach the disk before the name.
