@@ -219,9 +219,10 @@ test(
     expect(latencies.length).toBeGreaterThan(100);
     expect(signInLatencies.length).toBeGreaterThan(5);
     expect(percentile(latencies, 99)).toBeLessThan(1000);
-    // Every handshake was answered (404) and closed, none held.
+    // Every handshake was answered and closed, none held: 404, or 401 at realtime's socket, which
+    // refuses a handshake without a project key before upgrading.
     expect(upgrades).toBeGreaterThan(2000);
-    expect([...upgradeStatuses.keys()]).toEqual(['404']);
+    expect([...upgradeStatuses.keys()].sort()).toEqual(['401', '404']);
     // The server cut the half-open connections at its headers timeout (the attacker reopened them).
     expect(halfOpened).toBeGreaterThan(HALF_OPEN);
     // Nothing is left behind once the attack stops.
