@@ -242,7 +242,8 @@ export async function writeObject(
         userMetadata,
       ),
     );
-    deps.bytesReleased();
+    // Only a replacement gives up bytes (the version it replaced).
+    if (mode !== 'create') deps.bytesReleased();
     return { Id: id, Key: `${bucketId}/${name}` };
   } catch (error) {
     await deps.backend
@@ -404,7 +405,7 @@ export async function copyObject(
     const id = await asCaller(deps, writer.claims, (tx) =>
       writeRow(tx, mode, destination.id, body.destinationKey, writer, version, metadata, userMetadata),
     );
-    deps.bytesReleased();
+    if (mode !== 'create') deps.bytesReleased();
     return { Id: id, Key: `${destination.id}/${body.destinationKey}` };
   } catch (error) {
     await deps.backend.delete([key]).catch(() => undefined);
