@@ -9,6 +9,7 @@ import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
+  assembleParts,
   createStorageBackend,
   InvalidObjectKey,
   LocalBackend,
@@ -263,6 +264,25 @@ describe.each(subjects)('%s', (_name, start) => {
     const winner = bodies.findIndex((bytes) => bytes.equals(stored));
     expect(winner).toBeGreaterThanOrEqual(0);
     expect((await backend.head('w1/raced.bin'))!.etag).toBe(results[winner]!.etag);
+  });
+
+  test('parts of a resumable upload join into one object, in order, within the limit', async () => {
+    const parts = [patterned(6 * MiB, 31), patterned(6 * MiB, 32), patterned(12_345, 33)];
+    const keys = parts.map((_, i) => `uploads/r1/${i}`);
+    for (const [i, part] of parts.entries()) await backend.put(keys[i]!, Readable.from([part]), {});
+    const joined = await assembleParts(backend, keys, 'w1/joined.bin', { contentType: 'video/mp4' });
+    expect(joined).toMatchObject({ size: 12 * MiB + 12_345, contentType: 'video/mp4' });
+    expect(md5(await readAll((await backend.get('w1/joined.bin'))!.stream))).toBe(md5(Buffer.concat(parts)));
+
+    await expect(
+      assembleParts(backend, [keys[0]!, 'uploads/r1/missing', keys[2]!], 'w1/joined-missing.bin', {}),
+    ).rejects.toBeInstanceOf(NoSuchObject);
+    expect(await backend.head('w1/joined-missing.bin')).toBeNull();
+    await expect(
+      assembleParts(backend, keys, 'w1/joined-large.bin', { maxBytes: 10 * MiB }),
+    ).rejects.toBeInstanceOf(ObjectTooLarge);
+    expect(await backend.head('w1/joined-large.bin')).toBeNull();
+    expect(subject.leftovers()).toEqual([]);
   });
 
   test('keys that could escape or be ambiguous are refused before anything is read', async () => {

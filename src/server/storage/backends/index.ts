@@ -9,6 +9,7 @@ export { ObjectTooLarge, type StorageBackend, type StoredObject } from './types.
 export { InvalidObjectKey, NoSuchObject } from './keys.js';
 export { LocalBackend } from './local.js';
 export { S3Backend } from './s3.js';
+export { assembleParts } from './assemble.js';
 
 /**
  * The backend STORAGE_BACKEND names. The local one first removes what uploads cut short by a
