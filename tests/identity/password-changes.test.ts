@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 import { signUp, type SignedIn } from '../support/workspaces.js';
 
-
 async function changePassword(server: TestServer, user: SignedIn, password: string) {
   return call(server, 'PUT', '/auth/v1/user', {
     headers: { authorization: `Bearer ${user.accessToken}` },
