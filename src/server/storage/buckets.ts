@@ -17,7 +17,8 @@ export interface BucketRow {
   updated_at: Date;
 }
 
-const BUCKET_COLUMNS = `id, name, coalesce(owner::text, owner_id) as owner, public,
+/** A bucket's columns as the API answers them. */
+export const BUCKET_COLUMNS = `id, name, coalesce(owner::text, owner_id) as owner, public,
   file_size_limit::float8 as file_size_limit, allowed_mime_types, created_at, updated_at`;
 
 const SORT_COLUMNS = new Set(['id', 'name', 'created_at', 'updated_at']);

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Tx } from '../db/transactions.js';
 import type { Claims } from '../db/transactions.js';
 import { ObjectTooLarge, type StoredObject } from './backends/types.js';
-import { findBucket, type BucketRow } from './buckets.js';
+import { BUCKET_COLUMNS, findBucket, type BucketRow } from './buckets.js';
 import { asCaller, dryRun, SERVICE_CLAIMS, type StorageDeps } from './context.js';
 import { storageErrors } from './errors.js';
 import { newVersion, objectKey } from './keys.js';
@@ -121,19 +121,32 @@ async function writeRow(
   return existing.rows[0]?.id ?? id;
 }
 
-/** The bytes the workspace's plan still allows for this name (its current size counted back), or null. */
-async function planRoom(deps: StorageDeps, bucketId: string, name: string): Promise<number | null> {
+/**
+ * The bucket an upload goes to, as the server sees it, and the bytes the workspace's plan still
+ * allows for this name (its current size counted back; null outside workspace buckets): one
+ * statement, since every upload asks both.
+ */
+async function uploadTarget(
+  deps: StorageDeps,
+  bucketId: string,
+  name: string,
+): Promise<{ bucket: BucketRow; room: number | null }> {
   const { rows } = await asCaller(deps, SERVICE_CLAIMS, (tx) =>
-    tx.query<{ room: string | null }>(
-      `select tenantry.storage_bytes_limit(w.ws) - tenantry.storage_bytes_used(w.ws)
-              + coalesce((select (o.metadata->>'size')::bigint from storage.objects o
-                          where o.bucket_id = $1 and o.name = $2), 0) as room
-       from (select internal.object_workspace($1, string_to_array($2, '/')) as ws) w where w.ws is not null`,
+    tx.query<BucketRow & { room: string | null }>(
+      `select ${BUCKET_COLUMNS},
+              (select tenantry.storage_bytes_limit(w.ws) - tenantry.storage_bytes_used(w.ws)
+                      + coalesce((select (o.metadata->>'size')::bigint from storage.objects o
+                                  where o.bucket_id = $1 and o.name = $2), 0)
+               from (select internal.object_workspace($1, string_to_array($2, '/')) as ws) w
+               where w.ws is not null) as room
+       from storage.buckets where id = $1`,
       [bucketId, name],
     ),
   );
-  const room = rows[0]?.room;
-  return room === null || room === undefined ? null : Math.max(0, Number(room));
+  const row = rows[0];
+  if (!row) throw storageErrors.noSuchBucket();
+  const { room, ...bucket } = row;
+  return { bucket, room: room === null ? null : Math.max(0, Number(room)) };
 }
 
 interface Limits {
@@ -181,8 +194,8 @@ export async function writeObject(
   input: UploadInput,
 ): Promise<{ Id: string; Key: string }> {
   const name = checkObjectName(rawName);
-  const bucket = await findBucket(deps, bucketId);
-  const limits = limitsFor(deps, bucket, await planRoom(deps, bucketId, name));
+  const { bucket, room } = await uploadTarget(deps, bucketId, name);
+  const limits = limitsFor(deps, bucket, room);
   const declared = Number(input.headers.get('content-length') ?? NaN);
   const boundary = multipartBoundary(input.headers.get('content-type'));
   // A multipart body carries a few hundred bytes of framing beyond the file.
