@@ -159,3 +159,33 @@ test("deleting an account deletes the files of the workspaces it alone owned, no
   expect(await server.storedCount()).toBe(before - 1);
   expect(await (await files(owner).download(`${mine}/kept.txt`)).data?.text()).toBe('kept');
 });
+
+test("a paid workspace is held to its plan's storageBytes, a free one to the free plan's", async () => {
+  const paid = await workspace(server, owner, 'Paid Co');
+  const free = await workspace(server, owner, 'Free Co');
+  await server.pool.query(`insert into internal.plan_limits (plan, seats, projects) values ('pro', null, null)
+                           on conflict (plan) do nothing`);
+  await server.pool.query(
+    `insert into public.subscriptions (workspace_id, plan, status) values ($1, 'pro', 'active')
+     on conflict (workspace_id) do update set plan = 'pro', status = 'active'`,
+    [paid],
+  );
+  await syncPlanStorageLimits(server.pool, [
+    { plan: 'free', maxBytes: 500 },
+    { plan: 'pro', maxBytes: 5000 },
+  ]);
+  try {
+    const me = files(owner);
+    expect((await me.upload(`${paid}/big.bin`, new Blob([Buffer.alloc(3000)]))).error).toBeNull();
+    expect((await me.upload(`${free}/big.bin`, new Blob([Buffer.alloc(3000)]))).error).toMatchObject({
+      statusCode: '413',
+    });
+    const limits = await server.pool.query<{ paid: string; free: string }>(
+      'select tenantry.storage_bytes_limit($1) as paid, tenantry.storage_bytes_limit($2) as free',
+      [paid, free],
+    );
+    expect(limits.rows[0]).toEqual({ paid: '5000', free: '500' });
+  } finally {
+    await syncPlanStorageLimits(server.pool, [{ plan: 'free', maxBytes: null }]);
+  }
+});
