@@ -12,7 +12,7 @@ import type { ProjectKeys } from '../identity/caller.js';
 import type { Logger } from '../logger.js';
 import { callerOfToken, type RealtimeCaller } from './auth.js';
 import { permissionsFor, type Permissions } from './authorization.js';
-import { deliver } from './broadcast.js';
+import type { Broadcast } from './broadcast.js';
 import { parseBindings, type PostgresChanges } from './postgres-changes.js';
 import { Presence } from './presence.js';
 import { isRecord, type BroadcastPush, type Message } from './protocol.js';
@@ -44,6 +44,8 @@ export interface ChannelDeps {
   limits: RealtimeConfig;
   postgresChanges: PostgresChanges;
   logger: Logger;
+  /** delivers a broadcast to the topic's channels, here and on the other instances */
+  publish: (key: string, broadcast: Broadcast, from: Channel | null) => void;
 }
 
 /** Supabase's FlexibleBoolean: true, "true", 1 and the like. */
@@ -144,8 +146,7 @@ export class Channels {
     }
     // A private channel's sender without the right to send is dropped silently, as on Supabase.
     if (channel.private && !channel.permissions.writeBroadcast) return;
-    deliver(
-      this.topics,
+    this.deps.publish(
       channel.key,
       { topic: channel.topic, private: channel.private, event: push.event, body: push.body },
       channel,

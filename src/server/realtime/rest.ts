@@ -15,9 +15,9 @@ import type { TokenSigner } from '../identity/access-tokens.js';
 import { resolveCaller, type Caller, type ProjectKeys } from '../identity/caller.js';
 import type { Logger } from '../logger.js';
 import { permissionsFor } from './authorization.js';
-import { deliver } from './broadcast.js';
+import type { Broadcast } from './broadcast.js';
 import { isRecord, type BroadcastBody } from './protocol.js';
-import { topicKey, type Topics } from './topics.js';
+import { topicKey } from './topics.js';
 
 export const REALTIME_API_PATH = '/realtime/v1/api';
 /** Messages in one batch. */
@@ -28,7 +28,8 @@ export interface RestDeps {
   keys: ProjectKeys;
   signer: TokenSigner;
   limits: RealtimeConfig;
-  topics: Topics;
+  /** delivers a broadcast to the topic's channels, here and on the other instances */
+  publish: (key: string, broadcast: Broadcast, from: null) => void;
   logger: Logger;
 }
 
@@ -147,7 +148,7 @@ export function createRestHandler(deps: RestDeps) {
     for (const message of messages) {
       if (message.private && !allowed.get(message.topic)) continue;
       const topic = `realtime:${message.topic}`;
-      deliver(deps.topics, topicKey(message.private, topic), { ...message, topic }, null);
+      deps.publish(topicKey(message.private, topic), { ...message, topic }, null);
     }
     send(res, 202);
   }

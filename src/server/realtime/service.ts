@@ -15,12 +15,15 @@ import type { TokenSigner } from '../identity/access-tokens.js';
 import type { ProjectKeys } from '../identity/caller.js';
 import type { Logger } from '../logger.js';
 import { callerOfKey } from './auth.js';
+import { deliver, type Broadcast } from './broadcast.js';
 import { Channels } from './channels.js';
 import { AddressCounter } from './limits.js';
 import { unservedPostgresChanges, type PostgresChanges } from './postgres-changes.js';
 import { parseVsn } from './protocol.js';
 import { createRestHandler, REALTIME_API_PATH } from './rest.js';
+import { Relay, type RelayWatch } from './relay.js';
 import { Connection } from './socket.js';
+import type { Channel } from './topics.js';
 
 export const REALTIME_WEBSOCKET_PATH = '/realtime/v1/websocket';
 /** Room in a frame for the envelope around the largest payload (topic, event, refs, JSON framing). */
@@ -35,6 +38,17 @@ export interface RealtimeDeps {
   keys: ProjectKeys;
   signer: TokenSigner;
   postgresChanges?: PostgresChanges;
+}
+
+/**
+ * How instances hear each other's broadcasts: LISTEN on the pool's database, or on the direct
+ * DATABASE_LISTEN_URL past a transaction-mode pooler; behind one without it, a LISTEN cannot be
+ * held and each instance's broadcasts stay its own.
+ */
+export function relayWatchFor(database: Config['database']): RelayWatch {
+  if (database.listenUrl) return { kind: 'listen', url: database.listenUrl };
+  if (database.pooler === 'transaction') return { kind: 'off' };
+  return { kind: 'listen' };
 }
 
 /** True for requests realtime's HTTP endpoints answer. */
@@ -67,6 +81,11 @@ function refuse(socket: Duplex, status: number, error: string): void {
 export function createRealtime(deps: RealtimeDeps) {
   const { config, logger } = deps;
   const limits = config.realtime;
+  // A broadcast goes to this instance's channels at once, and through PostgreSQL to the others'.
+  const publish = (key: string, broadcast: Broadcast, from: Channel | null) => {
+    deliver(channels.topics, key, broadcast, from);
+    relay.publish(key, broadcast);
+  };
   const channels = new Channels({
     pool: deps.pool,
     keys: deps.keys,
@@ -74,7 +93,11 @@ export function createRealtime(deps: RealtimeDeps) {
     limits,
     postgresChanges: deps.postgresChanges ?? unservedPostgresChanges,
     logger,
+    publish,
   });
+  const relay = new Relay(deps.pool, relayWatchFor(config.database), logger, (key, broadcast) =>
+    deliver(channels.topics, key, broadcast, null),
+  );
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: limits.maxPayloadBytes + FRAME_OVERHEAD_BYTES,
@@ -162,7 +185,7 @@ export function createRealtime(deps: RealtimeDeps) {
       keys: deps.keys,
       signer: deps.signer,
       limits,
-      topics: channels.topics,
+      publish,
       logger,
     }),
     /** open sockets, for tests and metrics */
@@ -173,6 +196,7 @@ export function createRealtime(deps: RealtimeDeps) {
     async close(): Promise<void> {
       closing = true;
       clearInterval(sweep);
+      relay.close();
       const gone = [...connections].map(
         (connection) =>
           new Promise<void>((resolve) => {

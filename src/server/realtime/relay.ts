@@ -1,0 +1,209 @@
+// In charge of carrying broadcasts between instances through PostgreSQL, so clients connected to
+// different instances behind a load balancer hear each other: each instance LISTENs on one
+// channel and NOTIFYs what its own clients (and its REST endpoint) broadcast. A NOTIFY payload
+// holds at most 8000 bytes, so a broadcast travels as numbered chunks sent in one statement (one
+// transaction: delivered together) and is put back together by whoever receives it. Sending is
+// batched and one statement at a time, so relaying costs at most one pool connection however
+// busy the sockets are; past a bound, broadcasts stay on their own instance and that is logged.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import type { Pool } from '../db/pool.js';
+import type { Logger } from '../logger.js';
+import type { Broadcast } from './broadcast.js';
+
+const CHANNEL = 'tenantry_realtime';
+/** Characters of one chunk's data: with its envelope, well under NOTIFY's 8000 bytes. */
+const CHUNK_CHARS = 7000;
+/** Chunks waiting to be sent; past this, broadcasts are not relayed until the queue drains. */
+const MAX_QUEUED_CHUNKS = 20_000;
+/** A broadcast whose chunks have not all arrived by then is given up. */
+const ASSEMBLY_TIMEOUT_MS = 10_000;
+const MAX_ASSEMBLIES = 1000;
+const LISTEN_RETRY_MS = 2000;
+const WARN_INTERVAL_MS = 60_000;
+
+/** How this instance hears other instances: LISTEN to the pool's database, to a direct URL, or not at all. */
+export type RelayWatch = { kind: 'listen'; url?: string } | { kind: 'off' };
+
+interface Wire {
+  key: string;
+  topic: string;
+  private: boolean;
+  event: string;
+  json?: unknown;
+  bytes?: string;
+  meta?: Record<string, unknown>;
+}
+
+interface Assembly {
+  parts: (string | undefined)[];
+  got: number;
+  started: number;
+}
+
+export class Relay {
+  readonly instance = randomUUID();
+  private queue: string[] = [];
+  private sending = false;
+  private listener: pg.Client | undefined;
+  private closed = false;
+  private lastWarned = 0;
+  private readonly assemblies = new Map<string, Assembly>();
+  private sequence = 0;
+  private readonly watchdog: NodeJS.Timeout;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly watch: RelayWatch,
+    private readonly logger: Logger,
+    private readonly receive: (key: string, broadcast: Broadcast) => void,
+  ) {
+    if (watch.kind === 'listen') void this.connect();
+    // The pool has no "ended" event; this lets the listening connection go with the pool.
+    this.watchdog = setInterval(() => {
+      if (this.pool.ending) this.close();
+    }, 500);
+    this.watchdog.unref();
+  }
+
+  /** Sends a broadcast this instance has delivered to its own sockets on to the other instances. */
+  publish(key: string, broadcast: Broadcast): void {
+    if (this.closed || this.watch.kind === 'off') return;
+    const wire: Wire = { key, topic: broadcast.topic, private: broadcast.private, event: broadcast.event };
+    if (broadcast.body.kind === 'json') wire.json = broadcast.body.value;
+    else wire.bytes = broadcast.body.bytes.toString('base64');
+    if (broadcast.meta) wire.meta = broadcast.meta;
+    const data = Buffer.from(JSON.stringify(wire)).toString('base64');
+    const total = Math.max(1, Math.ceil(data.length / CHUNK_CHARS));
+    if (this.queue.length + total > MAX_QUEUED_CHUNKS) {
+      this.warn(
+        'realtime: broadcasts are arriving faster than they can be relayed; some stay on this instance',
+      );
+      return;
+    }
+    const id = `${this.instance}:${(this.sequence += 1)}`;
+    for (let index = 0; index < total; index += 1) {
+      const chunk = data.slice(index * CHUNK_CHARS, (index + 1) * CHUNK_CHARS);
+      this.queue.push(`${id}:${index}:${total}:${chunk}`);
+    }
+    if (!this.sending) setImmediate(() => void this.flush());
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.watchdog);
+    this.queue = [];
+    const client = this.listener;
+    this.listener = undefined;
+    if (client) {
+      client.removeAllListeners('end');
+      client.removeAllListeners('error');
+      client.on('error', () => undefined);
+      void client.end().catch(() => undefined);
+    }
+  }
+
+  private async flush(): Promise<void> {
+    if (this.sending || this.closed) return;
+    this.sending = true;
+    try {
+      while (this.queue.length > 0 && !this.closed && !this.pool.ending) {
+        // One statement, one transaction: a broadcast's chunks are delivered together.
+        const batch = this.queue.splice(0, 500);
+        await this.pool.query('select pg_notify($1, c) from unnest($2::text[]) as c', [CHANNEL, batch]);
+      }
+    } catch (error) {
+      this.warn('realtime: relaying broadcasts to other instances failed', error);
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  private onNotification(payload: string): void {
+    const [instance, sequence, index, total, ...rest] = payload.split(':');
+    if (instance === this.instance || rest.length !== 1) return;
+    const count = Number(total);
+    const at = Number(index);
+    if (!Number.isInteger(count) || !Number.isInteger(at) || at < 0 || at >= count || count > 10_000) return;
+    const id = `${instance}:${sequence}`;
+    let assembly = this.assemblies.get(id);
+    if (!assembly) {
+      this.prune();
+      if (this.assemblies.size >= MAX_ASSEMBLIES) return;
+      assembly = { parts: new Array<string | undefined>(count), got: 0, started: Date.now() };
+      this.assemblies.set(id, assembly);
+    }
+    if (assembly.parts[at] === undefined) {
+      assembly.parts[at] = rest[0];
+      assembly.got += 1;
+    }
+    if (assembly.got < count) return;
+    this.assemblies.delete(id);
+    let wire: Wire;
+    try {
+      wire = JSON.parse(Buffer.from(assembly.parts.join(''), 'base64').toString('utf8')) as Wire;
+    } catch {
+      return;
+    }
+    this.receive(wire.key, {
+      topic: wire.topic,
+      private: wire.private,
+      event: wire.event,
+      body:
+        wire.bytes !== undefined
+          ? { kind: 'binary', bytes: Buffer.from(wire.bytes, 'base64') }
+          : { kind: 'json', value: wire.json },
+      ...(wire.meta ? { meta: wire.meta } : {}),
+    });
+  }
+
+  private prune(): void {
+    const now = Date.now();
+    for (const [id, assembly] of this.assemblies) {
+      if (now - assembly.started > ASSEMBLY_TIMEOUT_MS) this.assemblies.delete(id);
+    }
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed || this.pool.ending || this.watch.kind !== 'listen') return;
+    const client = new pg.Client({
+      ...this.pool.options,
+      ...(this.watch.url ? { connectionString: this.watch.url } : {}),
+      application_name: 'tenantry realtime relay',
+    });
+    let failed = false;
+    const retry = () => {
+      if (failed) return;
+      failed = true;
+      if (this.listener === client) this.listener = undefined;
+      client.end().catch(() => undefined);
+      if (this.closed || this.pool.ending) return;
+      setTimeout(() => void this.connect(), LISTEN_RETRY_MS).unref();
+    };
+    client.on('error', retry);
+    client.on('end', retry);
+    client.on('notification', (message) => {
+      if (message.channel === CHANNEL && message.payload) this.onNotification(message.payload);
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${CHANNEL}`);
+      if (this.closed) {
+        failed = true;
+        await client.end();
+        return;
+      }
+      this.listener = client;
+    } catch (error) {
+      this.warn('realtime: the relay could not listen; retrying', error);
+      retry();
+    }
+  }
+
+  private warn(message: string, error?: unknown): void {
+    const now = Date.now();
+    if (now - this.lastWarned < WARN_INTERVAL_MS) return;
+    this.lastWarned = now;
+    this.logger.warn(error ? { err: error } : {}, message);
+  }
+}
