@@ -310,3 +310,21 @@ test('an upload cut off mid-body leaves no object and no bytes', async () => {
   // The name is free: a whole upload to it succeeds.
   expect((await files.upload('cut/off.bin', new Blob(['whole']))).error).toBeNull();
 });
+
+test('an uploaded page is served sandboxed: it cannot act as the app whose origin serves it', async () => {
+  const admin = server.adminClient().storage;
+  await admin
+    .from('open')
+    .upload('page.html', new Blob(['<script>fetch("/rest/v1/profiles")</script>'], { type: 'text/html' }));
+  for (const url of [
+    admin.from('open').getPublicUrl('page.html').data.publicUrl,
+    (await admin.from('open').createSignedUrl('page.html', 60)).data!.signedUrl,
+  ]) {
+    const response = await fetch(url);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+    );
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+  }
+});

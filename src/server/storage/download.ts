@@ -42,6 +42,10 @@ function baseHeaders(row: ObjectRow): Record<string, string> {
     'cache-control': metadata?.cacheControl ?? 'no-cache',
     'accept-ranges': 'bytes',
     'last-modified': new Date(metadata?.lastModified ?? row.updated_at).toUTCString(),
+    // Files are served from the app's own origin: an uploaded HTML or SVG page opened from its URL
+    // must not run script as the app (reading its pages, calling its actions with the viewer's
+    // cookies). A sandbox makes such a document an origin of its own, with nothing allowed.
+    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
   };
   if (metadata?.eTag) headers.etag = metadata.eTag;
   return headers;
