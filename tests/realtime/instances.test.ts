@@ -91,3 +91,34 @@ test('private readers are decided where they are connected', async () => {
   expect(received).toEqual([{ secret: true }, { secret: 2 }]);
   expect(leaked).toEqual([]);
 });
+
+test('a NOTIFY that any database role could send is not taken for a broadcast without the signature', async () => {
+  const listener = realtimeClient(one).channel('forged');
+  const received: unknown[] = [];
+  listener.on('broadcast', { event: '*' }, (m) => received.push(m.payload));
+  expect((await subscribe(listener)).status).toBe('SUBSCRIBED');
+  const wire = {
+    key: 'public:realtime:forged',
+    topic: 'realtime:forged',
+    private: false,
+    event: 'e',
+    json: { forged: true },
+  };
+  const encoded = Buffer.from(JSON.stringify(wire)).toString('base64');
+  const { createHmac } = await import('node:crypto');
+  const wrongKey = createHmac('sha256', 'another secret').update('tenantry realtime relay').digest();
+  for (const signature of ['', 'x', createHmac('sha256', wrongKey).update(encoded).digest('base64url')]) {
+    await one.pool.query('select pg_notify($1, $2)', [
+      'tenantry_realtime',
+      `${crypto.randomUUID()}:1:0:1:${encoded}.${signature}`,
+    ]);
+  }
+  // The same message signed as the instances sign goes through: the test forges nothing else.
+  const key = createHmac('sha256', one.config.jwtSecret).update('tenantry realtime relay').digest();
+  await one.pool.query('select pg_notify($1, $2)', [
+    'tenantry_realtime',
+    `${crypto.randomUUID()}:1:0:1:${encoded}.${createHmac('sha256', key).update(encoded).digest('base64url')}`,
+  ]);
+  await sleep(500);
+  expect(received).toEqual([{ forged: true }]);
+});

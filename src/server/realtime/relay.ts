@@ -5,7 +5,10 @@
 // transaction: delivered together) and is put back together by whoever receives it. Sending is
 // batched and one statement at a time, so relaying costs at most one pool connection however
 // busy the sockets are; past a bound, broadcasts stay on their own instance and that is logged.
-import { randomUUID } from 'node:crypto';
+// Any database role may NOTIFY any channel, so every relayed broadcast is signed with a key
+// derived from JWT_SECRET, which the instances share: one that does not verify is ignored, and a
+// role that can run SQL cannot speak into a private channel this way.
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import pg from 'pg';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
@@ -52,12 +55,16 @@ export class Relay {
   private sequence = 0;
   private readonly watchdog: NodeJS.Timeout;
 
+  private readonly key: Buffer;
+
   constructor(
     private readonly pool: Pool,
+    secret: string,
     private readonly watch: RelayWatch,
     private readonly logger: Logger,
     private readonly receive: (key: string, broadcast: Broadcast) => void,
   ) {
+    this.key = createHmac('sha256', secret).update('tenantry realtime relay').digest();
     if (watch.kind === 'listen') void this.connect();
     // The pool has no "ended" event; this lets the listening connection go with the pool.
     this.watchdog = setInterval(() => {
@@ -73,7 +80,8 @@ export class Relay {
     if (broadcast.body.kind === 'json') wire.json = broadcast.body.value;
     else wire.bytes = broadcast.body.bytes.toString('base64');
     if (broadcast.meta) wire.meta = broadcast.meta;
-    const data = Buffer.from(JSON.stringify(wire)).toString('base64');
+    const encoded = Buffer.from(JSON.stringify(wire)).toString('base64');
+    const data = `${encoded}.${this.sign(encoded)}`;
     const total = Math.max(1, Math.ceil(data.length / CHUNK_CHARS));
     if (this.queue.length + total > MAX_QUEUED_CHUNKS) {
       this.warn(
@@ -139,9 +147,18 @@ export class Relay {
     }
     if (assembly.got < count) return;
     this.assemblies.delete(id);
+    const data = assembly.parts.join('');
+    const dot = data.lastIndexOf('.');
+    const encoded = data.slice(0, dot);
+    const given = Buffer.from(data.slice(dot + 1));
+    const expected = Buffer.from(this.sign(encoded));
+    if (dot < 0 || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      this.warn('realtime: ignored a relayed broadcast whose signature does not verify');
+      return;
+    }
     let wire: Wire;
     try {
-      wire = JSON.parse(Buffer.from(assembly.parts.join(''), 'base64').toString('utf8')) as Wire;
+      wire = JSON.parse(Buffer.from(encoded, 'base64').toString('utf8')) as Wire;
     } catch {
       return;
     }
@@ -155,6 +172,10 @@ export class Relay {
           : { kind: 'json', value: wire.json },
       ...(wire.meta ? { meta: wire.meta } : {}),
     });
+  }
+
+  private sign(encoded: string): string {
+    return createHmac('sha256', this.key).update(encoded).digest('base64url');
   }
 
   private prune(): void {

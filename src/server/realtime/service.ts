@@ -95,8 +95,12 @@ export function createRealtime(deps: RealtimeDeps) {
     logger,
     publish,
   });
-  const relay = new Relay(deps.pool, relayWatchFor(config.database), logger, (key, broadcast) =>
-    deliver(channels.topics, key, broadcast, null),
+  const relay = new Relay(
+    deps.pool,
+    config.jwtSecret,
+    relayWatchFor(config.database),
+    logger,
+    (key, broadcast) => deliver(channels.topics, key, broadcast, null),
   );
   const wss = new WebSocketServer({
     noServer: true,
