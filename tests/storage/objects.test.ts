@@ -132,7 +132,9 @@ test('bucket limits are enforced while streaming and leave nothing stored', asyn
   const before = await server.storedCount();
   const small = server.adminClient().storage.from('small');
   const tooBig = await small.upload('big.bin', new Blob([Buffer.alloc(2000)]));
+  // As the storage server answers: HTTP 400, the body's statusCode 413.
   expect(tooBig.error).toMatchObject({
+    status: 400,
     statusCode: '413',
     message: 'The object exceeded the maximum allowed size',
   });

@@ -36,7 +36,6 @@ export const storageErrors = {
       'EntityTooLarge',
       'Payload too large',
       'The object exceeded the maximum allowed size',
-      413,
     ),
   planBytes: (message: string) => new StorageError(413, 'QuotaExceeded', 'Payload too large', message, 413),
   invalidMime: (type: string) =>
@@ -52,8 +51,7 @@ export const storageErrors = {
     new StorageError(400, 'InvalidSignature', 'Invalid Signature', message),
   expiredToken: () =>
     new StorageError(400, 'ExpiredToken', 'Expired Token', 'The provided token has expired.'),
-  invalidRange: () =>
-    new StorageError(416, 'InvalidRange', 'Invalid Range', 'The requested range is not satisfiable', 416),
+  invalidRange: () => new StorageError(400, 'InvalidRange', 'invalid_range', 'invalid range provided', 416),
   notFound: () => new StorageError(404, 'NotFound', 'Not Found', 'Route not found', 404),
   busy: (retryAfter: number, message: string) =>
     Object.assign(new StorageError(429, 'SlowDown', 'Too Many Requests', message, 429), {
