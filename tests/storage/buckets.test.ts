@@ -136,3 +136,18 @@ test('browser apps on other origins may call storage: preflights allow its heade
   expect(answered.headers.get('access-control-allow-origin')).toBe('*');
   expect(answered.headers.get('x-content-type-options')).toBe('nosniff');
 });
+
+test('a token that cannot be verified is refused as storage refuses it, and changes nothing', async () => {
+  const forged = await storageFetch(server, 'POST', '/bucket', {
+    bearer: 'eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIn0.forged',
+    body: JSON.stringify({ id: 'forged' }),
+    headers: { 'content-type': 'application/json' },
+  });
+  expect(forged.status).toBe(400);
+  expect(await forged.json()).toMatchObject({
+    statusCode: '403',
+    code: 'AccessDenied',
+    error: 'Unauthorized',
+  });
+  expect((await server.adminClient().storage.getBucket('forged')).error?.message).toBe('Bucket not found');
+});

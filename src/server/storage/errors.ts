@@ -42,7 +42,8 @@ export const storageErrors = {
     new StorageError(415, 'InvalidMimeType', 'invalid_mime_type', `mime type ${type} is not supported`),
   accessDenied: (message = 'new row violates row-level security policy') =>
     new StorageError(403, 'AccessDenied', 'Unauthorized', message),
-  invalidJwt: (message: string) => new StorageError(403, 'InvalidJWT', 'Unauthorized', message, 403),
+  // As storage answers a token it cannot verify: AccessDenied, HTTP 400, the verifier's reason.
+  invalidJwt: (message: string) => new StorageError(403, 'AccessDenied', 'Unauthorized', message),
   invalidBucketName: (name: string) =>
     new StorageError(400, 'InvalidBucketName', 'Invalid Input', `Bucket name invalid: ${name}`),
   invalidKey: (name: string) => new StorageError(400, 'InvalidKey', 'Invalid Input', `Invalid key: ${name}`),
