@@ -232,6 +232,17 @@ describe.each(subjects)('%s', (_name, start) => {
     expect(body.destroyed).toBe(false);
     expect(await backend.head('w1/limited.bin')).toBeNull();
     expect(subject.leftovers()).toEqual([]);
+    // The client goes away later: its body's error is still heard, never an uncaught exception.
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      body.destroy(new Error('the client went away after the refusal'));
+      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    expect(uncaught).toEqual([]);
   });
 
   test('a refused or failed replacement leaves the previous object whole', async () => {
