@@ -85,3 +85,31 @@ test('bucket operations follow the bucket policies', async () => {
   expect((await server.adminClient().storage.getBucket('inbox')).data?.public).toBe(false);
   expect((await storage.createBucket('mine')).error).toMatchObject({ statusCode: '403' });
 });
+
+test('emptying a large bucket deletes, in steps, every object the caller may delete and only those', async () => {
+  await server.adminClient().storage.createBucket('bulk');
+  await server.pool.query(
+    `insert into storage.objects (bucket_id, name)
+     select 'bulk', (case when i % 2 = 0 then 'del/' else 'keep/' end) || i from generate_series(1, 3000) i`,
+  );
+  await policy(
+    `create policy bulk_bucket on storage.buckets for select to authenticated using (id = 'bulk')`,
+  );
+  await policy(
+    `create policy bulk_read on storage.objects for select to authenticated using (bucket_id = 'bulk')`,
+  );
+  await policy(
+    `create policy bulk_delete on storage.objects for delete to authenticated
+     using (bucket_id = 'bulk' and (storage.foldername(name))[1] = 'del')`,
+  );
+  const emptied = await (user.client as SupabaseClient).storage.emptyBucket('bulk');
+  expect(emptied.error).toBeNull();
+  const left = await server.pool.query<{ folder: string; n: string }>(
+    `select (storage.foldername(name))[1] as folder, count(*) as n from storage.objects
+     where bucket_id = 'bulk' group by 1`,
+  );
+  expect(left.rows).toEqual([{ folder: 'keep', n: '1500' }]);
+  expect((await server.adminClient().storage.emptyBucket('bulk')).error).toBeNull();
+  const none = await server.pool.query(`select 1 from storage.objects where bucket_id = 'bulk'`);
+  expect(none.rowCount).toBe(0);
+});

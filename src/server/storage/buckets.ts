@@ -122,18 +122,42 @@ export async function updateBucket(
   return { message: 'Successfully updated' };
 }
 
-/** Deletes every object the caller may delete; the bytes go through the deletion queue. */
+/** Objects one transaction of emptyBucket deletes: a large bucket empties in many short steps. */
+const EMPTY_BATCH = 1000;
+
+/**
+ * Deletes every object the caller may delete, in batches walked by id so each transaction stays
+ * short (well within the statement timeout) and objects the caller may see but not delete are
+ * stepped over; the bytes go through the deletion queue.
+ */
 export async function emptyBucket(
   deps: StorageDeps,
   claims: Claims,
   id: string,
 ): Promise<{ message: string }> {
-  await asCaller(deps, claims, async (tx) => {
-    const found = await tx.query('select 1 from storage.buckets where id = $1', [id]);
-    if (!found.rowCount) throw storageErrors.noSuchBucket();
-    await tx.query('delete from storage.objects where bucket_id = $1', [id]);
-  });
-  deps.bytesReleased();
+  let after: string | null = null;
+  for (;;) {
+    const last: string | null = await asCaller(deps, claims, async (tx) => {
+      if (after === null) {
+        const found = await tx.query('select 1 from storage.buckets where id = $1', [id]);
+        if (!found.rowCount) throw storageErrors.noSuchBucket();
+      }
+      const { rows } = await tx.query<{ last: string | null }>(
+        `with picked as (
+           select o.id from storage.objects o
+           where o.bucket_id = $1 and ($2::uuid is null or o.id > $2::uuid) order by o.id limit $3
+         ), gone as (
+           delete from storage.objects o using picked where o.id = picked.id returning o.id
+         )
+         select (select p.id::text from picked p order by p.id desc limit 1) as last, (select count(*) from gone) as n`,
+        [id, after, EMPTY_BATCH],
+      );
+      return rows[0]?.last ?? null;
+    });
+    deps.bytesReleased();
+    if (last === null) break;
+    after = last;
+  }
   return { message: 'Empty bucket has been queued. Completion may take up to an hour.' };
 }
 
