@@ -98,7 +98,24 @@ export async function readMultipart<T>(
 
   try {
     for await (const chunk of body) {
-      let buffer = carry.length ? Buffer.concat([carry, chunk]) : chunk;
+      let buffer: Buffer = chunk;
+      if (carry.length) {
+        // Inside a part, the carried tail is only the start of a possible delimiter. Unless one
+        // really begins there, it is part data: pass it on and scan the chunk as it is, rather
+        // than copying every chunk of a large file behind it.
+        const scanning = state === 'preamble' || state === 'field' || state === 'file';
+        const probe =
+          scanning && chunk.length >= delimiter.length
+            ? Buffer.concat([carry, chunk.subarray(0, delimiter.length - 1)])
+            : null;
+        const at = probe ? probe.indexOf(delimiter) : 0;
+        if (probe && (at < 0 || at >= carry.length)) {
+          if (state === 'file') await writeFile(carry);
+          else if (state === 'field') addField(carry);
+        } else {
+          buffer = Buffer.concat([carry, chunk]);
+        }
+      }
       carry = Buffer.alloc(0);
       for (;;) {
         if (state === 'preamble' || state === 'field' || state === 'file') {
