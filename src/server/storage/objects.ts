@@ -368,6 +368,9 @@ export async function moveObject(
       [body.bucketId, body.sourceKey],
     );
     if (!rows[0]) throw storageErrors.noSuchKey();
+    // Onto itself, the destination exists: refused as a move onto any existing name is.
+    if (destination.id === body.bucketId && body.destinationKey === body.sourceKey)
+      throw storageErrors.keyExists();
     checkAgainstBucket(deps, destination, rows[0].metadata);
     const moved = await tx.query(
       `update storage.objects set bucket_id = $3, name = $4, updated_at = now()
