@@ -122,3 +122,39 @@ test('a NOTIFY that any database role could send is not taken for a broadcast wi
   await sleep(500);
   expect(received).toEqual([{ forged: true }]);
 });
+
+test('presence spans instances: state, joins and leaves, and an instance that stops takes its presence along', async () => {
+  const third = await startTestServer({
+    DATABASE_URL: one.config.databaseUrl!,
+    JWT_SECRET: one.config.jwtSecret,
+    PROJECT_API_KEY: one.config.projectApiKey,
+    SERVICE_ROLE_KEY: one.config.serviceRoleKey,
+    PAYMENT_WEBHOOK_SECRET: one.config.paymentWebhookSecret,
+    CRON_SECRET: one.config.cronSecret,
+  });
+  const ada = realtimeClient(one).channel('lounge', { config: { presence: { key: 'ada' } } });
+  const leaves: string[] = [];
+  ada.on('presence', { event: 'leave' }, ({ key }) => leaves.push(key));
+  expect((await subscribe(ada)).status).toBe('SUBSCRIBED');
+  expect(await ada.track({ at: 'one' })).toBe('ok');
+  await sleep(300);
+
+  const grace = realtimeClient(third).channel('lounge', { config: { presence: { key: 'grace' } } });
+  grace.on('presence', { event: 'sync' }, () => undefined);
+  expect((await subscribe(grace)).status).toBe('SUBSCRIBED');
+  await sleep(300);
+  // The newcomer on the other instance sees who was there.
+  expect(grace.presenceState()).toEqual({
+    ada: [{ presence_ref: expect.any(String) as unknown, at: 'one' }],
+  });
+  expect(await grace.track({ at: 'third' })).toBe('ok');
+  await sleep(500);
+  expect(Object.keys(ada.presenceState()).sort()).toEqual(['ada', 'grace']);
+  expect(ada.presenceState().grace).toEqual([{ presence_ref: expect.any(String) as unknown, at: 'third' }]);
+
+  // The instance Grace is on stops: Ada's instance forgets her at once.
+  await third.close();
+  await sleep(500);
+  expect(leaves).toEqual(['grace']);
+  expect(Object.keys(ada.presenceState())).toEqual(['ada']);
+});

@@ -28,7 +28,14 @@ const WARN_INTERVAL_MS = 60_000;
 /** How this instance hears other instances: LISTEN to the pool's database, to a direct URL, or not at all. */
 export type RelayWatch = { kind: 'listen'; url?: string } | { kind: 'off' };
 
+/** Presence between instances: a channel's tracked state, or an instance's liveness. */
+export type PresenceWire =
+  | { t: 'p'; op: 'track'; key: string; id: string; pkey: string; meta: Record<string, unknown> }
+  | { t: 'p'; op: 'untrack'; key: string; id: string }
+  | { t: 'p'; op: 'alive' | 'hello' | 'bye' };
+
 interface Wire {
+  t?: undefined;
   key: string;
   topic: string;
   private: boolean;
@@ -56,6 +63,10 @@ export class Relay {
   private readonly watchdog: NodeJS.Timeout;
 
   private readonly key: Buffer;
+  /** told of another instance's presence messages, with the instance's id */
+  onPresence: (message: PresenceWire, instance: string) => void = () => undefined;
+  /** told each time the relay starts listening (again): what was sent meanwhile was missed */
+  onListening: () => void = () => undefined;
 
   constructor(
     private readonly pool: Pool,
@@ -68,7 +79,7 @@ export class Relay {
     if (watch.kind === 'listen') void this.connect();
     // The pool has no "ended" event; this lets the listening connection go with the pool.
     this.watchdog = setInterval(() => {
-      if (this.pool.ending) this.close();
+      if (this.pool.ending) this.stop();
     }, 500);
     this.watchdog.unref();
   }
@@ -80,6 +91,16 @@ export class Relay {
     if (broadcast.body.kind === 'json') wire.json = broadcast.body.value;
     else wire.bytes = broadcast.body.bytes.toString('base64');
     if (broadcast.meta) wire.meta = broadcast.meta;
+    this.send(wire);
+  }
+
+  /** Sends a presence message on to the other instances. */
+  publishPresence(message: PresenceWire): void {
+    if (this.closed || this.watch.kind === 'off') return;
+    this.send(message);
+  }
+
+  private send(wire: Wire | PresenceWire): void {
     const encoded = Buffer.from(JSON.stringify(wire)).toString('base64');
     const data = `${encoded}.${this.sign(encoded)}`;
     const total = Math.max(1, Math.ceil(data.length / CHUNK_CHARS));
@@ -97,7 +118,18 @@ export class Relay {
     if (!this.sending) setImmediate(() => void this.flush());
   }
 
-  close(): void {
+  /** Sends what is still queued (for a second at most), then stops listening. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    const deadline = Date.now() + 1000;
+    while ((this.queue.length > 0 || this.sending) && Date.now() < deadline && !this.pool.ending) {
+      if (!this.sending) void this.flush();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    this.stop();
+  }
+
+  private stop(): void {
     this.closed = true;
     clearInterval(this.watchdog);
     this.queue = [];
@@ -156,10 +188,14 @@ export class Relay {
       this.warn('realtime: ignored a relayed broadcast whose signature does not verify');
       return;
     }
-    let wire: Wire;
+    let wire: Wire | PresenceWire;
     try {
-      wire = JSON.parse(Buffer.from(encoded, 'base64').toString('utf8')) as Wire;
+      wire = JSON.parse(Buffer.from(encoded, 'base64').toString('utf8')) as Wire | PresenceWire;
     } catch {
+      return;
+    }
+    if (wire.t === 'p') {
+      this.onPresence(wire, instance!);
       return;
     }
     this.receive(wire.key, {
@@ -215,6 +251,7 @@ export class Relay {
         return;
       }
       this.listener = client;
+      this.onListening();
     } catch (error) {
       this.warn('realtime: the relay could not listen; retrying', error);
       retry();

@@ -28,6 +28,8 @@ import type { Channel } from './topics.js';
 export const REALTIME_WEBSOCKET_PATH = '/realtime/v1/websocket';
 /** Room in a frame for the envelope around the largest payload (topic, event, refs, JSON framing). */
 const FRAME_OVERHEAD_BYTES = 64 * 1024;
+/** How often an instance tells the others it is alive (they forget its presence after 15 s of silence). */
+const PRESENCE_ALIVE_MS = 5000;
 /** How long closing sockets get to say goodbye at shutdown before they are cut. */
 const CLOSE_GRACE_MS = 1000;
 
@@ -95,7 +97,7 @@ export function createRealtime(deps: RealtimeDeps) {
     logger,
     publish,
   });
-  const relay = new Relay(
+  const relay: Relay = new Relay(
     deps.pool,
     config.jwtSecret,
     relayWatchFor(config.database),
@@ -107,6 +109,16 @@ export function createRealtime(deps: RealtimeDeps) {
     maxPayload: limits.maxPayloadBytes + FRAME_OVERHEAD_BYTES,
     perMessageDeflate: false,
   });
+  // Presence crosses instances too: changes are announced, a new instance asks for everything
+  // (hello), and each instance says it is alive so the others can forget one that died.
+  channels.presence.announce = (message) => relay.publishPresence(message);
+  relay.onPresence = (message, instance) => channels.presence.fromRelay(message, instance);
+  relay.onListening = () => relay.publishPresence({ t: 'p', op: 'hello' });
+  const alive = setInterval(() => {
+    relay.publishPresence({ t: 'p', op: 'alive' });
+    channels.presence.expire();
+  }, PRESENCE_ALIVE_MS);
+  alive.unref();
   const addresses = new AddressCounter(limits.maxConnectionsPerAddress);
   const connections = new Set<Connection>();
   let closing = false;
@@ -200,7 +212,7 @@ export function createRealtime(deps: RealtimeDeps) {
     async close(): Promise<void> {
       closing = true;
       clearInterval(sweep);
-      relay.close();
+      clearInterval(alive);
       const gone = [...connections].map(
         (connection) =>
           new Promise<void>((resolve) => {
@@ -210,6 +222,9 @@ export function createRealtime(deps: RealtimeDeps) {
       );
       await Promise.all(gone);
       wss.close();
+      // The other instances forget this one's presence now rather than when it falls silent.
+      relay.publishPresence({ t: 'p', op: 'bye' });
+      await relay.close();
     },
   };
 }
