@@ -135,14 +135,20 @@ describe('private channels', () => {
     );
   });
 
-  test('a signed-out session cannot join a private channel with its old token', async () => {
+  test('a signed-out session cannot join a channel, private or public, with its old token', async () => {
     const ada = await signedIn(server);
+    const before = realtimeClient(server);
+    before.realtime.setAuth(ada.token);
+    expect((await subscribe(before.channel('open-room'))).status).toBe('SUBSCRIBED');
     await ada.client.auth.signOut();
-    const stale = realtimeClient(server);
-    stale.realtime.setAuth(ada.token);
-    const joined = await subscribe(stale.channel('lobby', { config: { private: true } }));
-    expect(joined.status).toBe('CHANNEL_ERROR');
-    expect(joined.error?.message).toBe('Unauthorized: This session has ended: sign in again');
+    for (const config of [{ private: true }, { private: false }]) {
+      const stale = realtimeClient(server);
+      stale.realtime.setAuth(ada.token);
+      const joined = await subscribe(stale.channel(config.private ? 'lobby' : 'open-room', { config }));
+      expect(joined.status, JSON.stringify(config)).toBe('CHANNEL_ERROR');
+      expect(joined.error?.message).toBe('Unauthorized: This session has ended: sign in again');
+    }
+    await before.removeAllChannels();
   });
 });
 
@@ -150,8 +156,8 @@ describe('token lifetimes', () => {
   let server: TestServer;
 
   beforeAll(async () => {
-    // Access tokens live three seconds here.
-    server = await startTestServer({ JWT_EXPIRY: '3' });
+    // Access tokens live four seconds here (a token's exp is a whole second: it ends 3 to 4 s after it is issued).
+    server = await startTestServer({ JWT_EXPIRY: '4' });
   });
   afterAll(async () => server?.close());
 
@@ -172,7 +178,7 @@ describe('token lifetimes', () => {
 
   test('a join with an expired token is refused in Supabase’s words', async () => {
     const ada = await signedIn(server);
-    await sleep(3200);
+    await sleep(4200);
     const late = realtimeClient(server);
     late.realtime.setAuth(ada.token);
     const joined = await subscribe(late.channel('late'));
@@ -186,11 +192,12 @@ describe('token lifetimes', () => {
     const channel = ada.client.channel('refreshed');
     const seen = watch(channel);
     await until(() => seen.statuses.includes('SUBSCRIBED'));
-    await sleep(1500);
+    // Refreshed 2 s in: the first token ends 3 to 4 s in, the new one 5 to 6 s in.
+    await sleep(Math.max(0, started + 2000 - Date.now()));
     // supabase-js hands the new token to realtime, which pushes it as access_token.
     const { error } = await ada.client.auth.refreshSession();
     expect(error).toBeNull();
-    await sleep(Math.max(0, started + 3800 - Date.now()));
+    await sleep(Math.max(0, started + 4400 - Date.now()));
     expect(seen.system).toEqual([]);
     expect(seen.statuses).toEqual(['SUBSCRIBED']);
     // The new token expires in its turn, and then the channel closes.

@@ -4,7 +4,7 @@
 // may read if their SELECT sees them. Sending: the caller may send if their own INSERT of such a
 // row passes. Every probe row is rolled back; nothing is kept.
 import type { Claims } from '../db/transactions.js';
-import { withService } from '../db/transactions.js';
+import { withRls, withService } from '../db/transactions.js';
 import type { Pool } from '../db/pool.js';
 import type { Caller } from '../identity/caller.js';
 
@@ -21,6 +21,15 @@ const EVERYTHING: Permissions = {
   writeBroadcast: true,
   writePresence: true,
 };
+
+/**
+ * Refuses (with the database's error) a user whose session has ended or whose account is banned
+ * or deleted, as every data-API request does: a token outlives a sign-out until it expires.
+ */
+export async function requireActiveCaller(pool: Pool, caller: Caller): Promise<void> {
+  if (caller.kind !== 'user') return;
+  await withRls(pool, caller.claims as unknown as Claims, async () => undefined, { readOnly: true });
+}
 
 /** Row-level security refused an insert (42501), which is an answer rather than a failure. */
 function isRefusal(error: unknown): boolean {

@@ -11,7 +11,7 @@ import type { TokenSigner } from '../identity/access-tokens.js';
 import type { ProjectKeys } from '../identity/caller.js';
 import type { Logger } from '../logger.js';
 import { callerOfToken, type RealtimeCaller } from './auth.js';
-import { permissionsFor, type Permissions } from './authorization.js';
+import { permissionsFor, requireActiveCaller, type Permissions } from './authorization.js';
 import type { Broadcast } from './broadcast.js';
 import { parseBindings, type PostgresChanges } from './postgres-changes.js';
 import { Presence } from './presence.js';
@@ -202,18 +202,18 @@ export class Channels {
       return fail(tokenRefusal(token, error));
     }
     let permissions = PUBLIC_PERMISSIONS;
-    if (isPrivate) {
-      try {
-        permissions = await permissionsFor(this.deps.pool, caller.caller, name);
-      } catch (error) {
-        const refusal = databaseRefusal(error);
-        if (refusal) return fail(`Unauthorized: ${refusal}`);
-        this.deps.logger.error({ err: error, topic }, 'realtime: checking a private channel failed');
-        return fail('Unknown Error on Channel');
-      }
-      if (!permissions.readBroadcast && !permissions.readPresence) {
-        return fail(`Unauthorized: You do not have permissions to read from this Channel topic: ${name}`);
-      }
+    try {
+      // A private channel's check includes the caller's standing; a public one asks only that.
+      if (isPrivate) permissions = await permissionsFor(this.deps.pool, caller.caller, name);
+      else await requireActiveCaller(this.deps.pool, caller.caller);
+    } catch (error) {
+      const refusal = databaseRefusal(error);
+      if (refusal) return fail(`Unauthorized: ${refusal}`);
+      this.deps.logger.error({ err: error, topic }, 'realtime: checking a channel failed');
+      return fail('Unknown Error on Channel');
+    }
+    if (isPrivate && !permissions.readBroadcast && !permissions.readPresence) {
+      return fail(`Unauthorized: You do not have permissions to read from this Channel topic: ${name}`);
     }
     // The socket may have gone while the database answered: then nothing is left behind.
     if (!owner.isOpen()) return;
