@@ -73,6 +73,11 @@ export function paged<T>(
 }
 
 /** The last page that has rows, for a page number past the end. */
+/** The first `size` of rows read with one extra, and whether there were more than `size`. */
+export function firstOf<T>(rows: T[], size: number): { items: T[]; more: boolean } {
+  return { items: rows.slice(0, size), more: rows.length > size };
+}
+
 export function lastPage(total: number, size: number): number {
   return Math.min(Math.max(1, Math.ceil(total / size)), MAX_PAGE);
 }

@@ -4,7 +4,15 @@
 // may be in thousands of workspaces. Everything runs as the user, under row-level security.
 import { cache } from 'react';
 import { asUser } from '@/app/lib/db';
-import { containsPattern, lastPage, paged, pageWindow, type PageRequest, type Paged } from '@/app/lib/paging';
+import {
+  containsPattern,
+  firstOf,
+  lastPage,
+  paged,
+  pageWindow,
+  type PageRequest,
+  type Paged,
+} from '@/app/lib/paging';
 import type { SignedIn } from '@/app/lib/session';
 
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
@@ -50,7 +58,7 @@ export const myLockedWorkspaces = cache(
         'select id, name, slug from internal.my_mfa_locked_workspaces() order by name, slug limit $1',
         [LOCKED_SHOWN + 1],
       );
-      return { items: r.rows.slice(0, LOCKED_SHOWN), more: r.rows.length > LOCKED_SHOWN };
+      return firstOf(r.rows, LOCKED_SHOWN);
     }),
 );
 
@@ -86,7 +94,7 @@ export const switcherWorkspaces = cache(
          order by lower(w.name), w.slug limit $1`,
         [SWITCHER_SIZE + 1],
       );
-      return { items: r.rows.slice(0, SWITCHER_SIZE), more: r.rows.length > SWITCHER_SIZE };
+      return firstOf(r.rows, SWITCHER_SIZE);
     }),
 );
 
