@@ -192,6 +192,10 @@ export interface StorageConfig {
   signedUploadSeconds: number;
   /** STORAGE_BATCH_MAX: object names in one remove or batch sign */
   batchMax: number;
+  /** STORAGE_UPLOAD_IDLE_TIMEOUT_MS: an accepted upload is cut when no byte arrives for this long */
+  uploadIdleTimeoutMs: number;
+  /** STORAGE_RESUMABLE_EXPIRY_SECONDS: how long an unfinished resumable upload is kept */
+  resumableExpirySeconds: number;
   /** FREE_PLAN_STORAGE_BYTES: bytes a free workspace may keep in workspace buckets (0 = unlimited) */
   freePlanStorageBytes: number | null;
 }
@@ -435,6 +439,11 @@ const envSchema = z.object({
   STORAGE_SIGNED_URL_MAX_SECONDS: positiveInt.max(10 * 365 * 86400).default(365 * 86400),
   STORAGE_SIGNED_UPLOAD_SECONDS: positiveInt.max(7 * 86400).default(7200),
   STORAGE_BATCH_MAX: positiveInt.max(10_000).default(1000),
+  STORAGE_UPLOAD_IDLE_TIMEOUT_MS: positiveInt.min(100).max(3_600_000).default(30_000),
+  STORAGE_RESUMABLE_EXPIRY_SECONDS: positiveInt
+    .min(60)
+    .max(30 * 86400)
+    .default(86400),
   REALTIME_MAX_CONNECTIONS_PER_ADDRESS: positiveInt.max(100_000).default(100),
   REALTIME_MAX_CHANNELS_PER_SOCKET: positiveInt.max(10_000).default(100),
   REALTIME_MAX_MESSAGES_PER_SECOND: positiveInt.max(100_000).default(100),
@@ -812,6 +821,8 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       signedUrlMaxSeconds: e.STORAGE_SIGNED_URL_MAX_SECONDS,
       signedUploadSeconds: e.STORAGE_SIGNED_UPLOAD_SECONDS,
       batchMax: e.STORAGE_BATCH_MAX,
+      uploadIdleTimeoutMs: e.STORAGE_UPLOAD_IDLE_TIMEOUT_MS,
+      resumableExpirySeconds: e.STORAGE_RESUMABLE_EXPIRY_SECONDS,
       freePlanStorageBytes: e.FREE_PLAN_STORAGE_BYTES === 0 ? null : e.FREE_PLAN_STORAGE_BYTES,
     },
     realtime: {

@@ -37,7 +37,7 @@ test('a bucket is created, read, listed, updated and deleted with its options', 
   const listed = await storage.listBuckets();
   expect(listed.data?.map((b) => b.id)).toEqual(expect.arrayContaining(['avatars', 'workspace-files']));
   const searched = await storage.listBuckets({ search: 'avat' });
-  expect(searched.data?.map((b) => b.id)).toEqual(['avatars']);
+  expect(searched.data?.map((b) => b.id)).toEqual(['avatars', 'profile-avatars']);
 
   const updated = await storage.updateBucket('avatars', { public: false });
   expect(updated).toEqual({ data: { message: 'Successfully updated' }, error: null });
@@ -98,7 +98,12 @@ test('bad bucket input is refused with a clear error and creates nothing', async
     headers: { 'content-type': 'application/json' },
   });
   expect(malformed.status).toBe(400);
-  expect((await storage.listBuckets()).data?.map((b) => b.id).sort()).toEqual(['workspace-files']);
+  expect((await storage.listBuckets()).data?.map((b) => b.id).sort()).toEqual([
+    'profile-avatars',
+    'project-files',
+    'workspace-files',
+    'workspace-logos',
+  ]);
 
   await storage.createBucket('twice');
   const duplicate = await storage.createBucket('twice');

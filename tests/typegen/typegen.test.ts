@@ -114,7 +114,7 @@ export async function queries() {
   const total: number | null = sum
   const { data: list } = await supabase.rpc('books_by', { author: 'Lem' }).select('title')
   const first: string | undefined = list?.[0]?.title
-  const row: Tables<'workspaces'> = { id: '', name: '', slug: '', created_by: null, created_at: '', updated_at: '', require_mfa: false }
+  const row: Tables<'workspaces'> = { id: '', name: '', slug: '', created_by: null, created_at: '', updated_at: '', require_mfa: false, logo_path: null }
   const insert: TablesInsert<'workspaces'> = { name: 'n', slug: 's' }
   const update: TablesUpdate<'projects'> = { name: 'renamed' }
   const view: Tables<'author_counts'> = { author_id: 1, n: 2 }

@@ -17,6 +17,10 @@ export interface StorageLimits {
   signedUploadSeconds: number;
   /** STORAGE_BATCH_MAX: paths in one remove or batch sign */
   batchMax: number;
+  /** STORAGE_UPLOAD_IDLE_TIMEOUT_MS: an accepted upload is cut when no byte arrives for this long */
+  uploadIdleTimeoutMs: number;
+  /** STORAGE_RESUMABLE_EXPIRY_SECONDS: how long an unfinished resumable upload is kept */
+  resumableExpirySeconds: number;
 }
 
 export interface StorageDeps {

@@ -26,6 +26,8 @@ export interface Writer {
 export interface UploadInput {
   headers: HeaderReader;
   body: AsyncIterable<Buffer> & NodeJS.ReadableStream;
+  /** called once the upload is accepted, before its bytes are read (long uploads' timeout) */
+  accepted?: () => void;
 }
 
 export interface ObjectRow {
@@ -207,6 +209,7 @@ export async function writeObject(
     throw storageErrors.invalidMime(rawType);
 
   await dryRun(deps, writer.claims, (tx) => writeRow(tx, mode, bucketId, name, writer, null, null, null));
+  input.accepted?.();
 
   const version = newVersion();
   const key = objectKey(version);

@@ -10,6 +10,7 @@ import { FairGate } from '../http/fair-gate.js';
 import { nodeHeaders, type HeaderReader } from '../http/headers.js';
 import { isHttpError } from '../http/errors.js';
 import { API_SECURITY_HEADERS, requestIdFrom } from '../http/node-api.js';
+import { streamingUpload } from '../http/request-deadline.js';
 import { isDatabaseUnavailable } from '../http/unavailable.js';
 import type { TokenSigner } from '../identity/access-tokens.js';
 import { resolveCaller, type ProjectKeys } from '../identity/caller.js';
@@ -144,8 +145,15 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
     };
   };
 
-  async function route(req: IncomingMessage, url: URL, d: StorageRouteDeps): Promise<Answer> {
+  async function route(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    d: StorageRouteDeps,
+  ): Promise<Answer> {
     const method = req.method ?? 'GET';
+    // An accepted upload's body may take longer than the request timeout while its bytes flow.
+    const accepted = () => streamingUpload(req, res, d.limits.uploadIdleTimeoutMs);
     const headers = nodeHeaders(req.headers);
     const path = url.pathname.slice(STORAGE_BASE_PATH.length);
     const body = async () => {
@@ -230,7 +238,7 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
         // The policies were checked when the URL was signed; the write runs as the server, for the signer.
         const writer = { claims: SERVICE_CLAIMS, ownerId: token.owner ?? null };
         const mode: WriteMode = token.upsert ? 'upsert' : 'create';
-        const written = await writeObject(d, writer, bucket, name, mode, { headers, body: req });
+        const written = await writeObject(d, writer, bucket, name, mode, { headers, body: req, accepted });
         return json({ Key: written.Key, Id: written.Id });
       }
     }
@@ -287,6 +295,7 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
       const written = await writeObject(d, { claims: c, ownerId: ownerOf(c) }, bucket, name, mode, {
         headers,
         body: req,
+        accepted,
       });
       return json(written);
     }
@@ -323,7 +332,7 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
     } else {
       let answer: Answer;
       try {
-        answer = await route(req, url, requestDeps(req));
+        answer = await route(req, res, url, requestDeps(req));
       } catch (error) {
         let e: StorageError;
         if (isStorageError(error)) e = error;
