@@ -160,6 +160,8 @@ export interface Config {
   manualLinking: boolean;
   mfa: MfaConfig;
   identity: IdentityLimits;
+  /** the web app's files: pictures and project attachments (their buckets' limits) */
+  appFiles: AppFilesConfig;
   /** where stored files' bytes live (STORAGE_BACKEND and its settings) */
   storageBackend: StorageBackendConfig;
   /** the /storage/v1 API's limits */
@@ -199,6 +201,37 @@ export interface StorageConfig {
   /** FREE_PLAN_STORAGE_BYTES: bytes a free workspace may keep in workspace buckets (0 = unlimited) */
   freePlanStorageBytes: number | null;
 }
+
+/** The web app's buckets' limits, kept in step at start-up (docs/operations.md, decision 0077). */
+export interface AppFilesConfig {
+  /** APP_PICTURE_MAX_BYTES: the largest profile picture or workspace logo */
+  pictureMaxBytes: number;
+  /** APP_PROJECT_FILE_MAX_BYTES: the largest file attached to a project */
+  projectFileMaxBytes: number;
+  /** APP_PROJECT_FILE_TYPES: the types a project file may have (`type/*` for a family); null = any */
+  projectFileTypes: string[] | null;
+}
+
+/** Project attachments' types unless APP_PROJECT_FILE_TYPES says otherwise: documents, not programs. */
+export const DEFAULT_PROJECT_FILE_TYPES = [
+  'image/*',
+  'text/*',
+  'audio/*',
+  'video/*',
+  'application/pdf',
+  'application/json',
+  'application/zip',
+  'application/rtf',
+  'application/msword',
+  'application/vnd.ms-excel',
+  'application/vnd.ms-powerpoint',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  'application/vnd.oasis.opendocument.text',
+  'application/vnd.oasis.opendocument.spreadsheet',
+  'application/vnd.oasis.opendocument.presentation',
+];
 
 /** Where stored files' bytes live: a folder on local disk, or a bucket of an S3-compatible service. */
 export type StorageBackendConfig =
@@ -436,6 +469,27 @@ const envSchema = z.object({
     .min(0)
     .default(1024 * 1024 * 1024),
   STORAGE_MAX_UPLOAD_BYTES: positiveInt.max(5 * 1024 ** 4).default(50 * 1024 ** 3),
+  APP_PICTURE_MAX_BYTES: positiveInt.max(100 * 1024 * 1024).default(2 * 1024 * 1024),
+  APP_PROJECT_FILE_MAX_BYTES: positiveInt.max(5 * 1024 ** 4).default(50 * 1024 * 1024),
+  // Comma-separated MIME types (`image/*` for a family), or `*` for any type.
+  APP_PROJECT_FILE_TYPES: z
+    .string()
+    .trim()
+    .transform((v) => (v === '*' ? null : v.split(',').map((t) => t.trim().toLowerCase())))
+    .pipe(
+      z
+        .array(
+          z
+            .string()
+            .regex(
+              /^[a-z0-9][a-z0-9!#$&^_.+-]*\/(\*|[a-z0-9][a-z0-9!#$&^_.+-]*)$/,
+              'must be MIME types like image/png or image/*',
+            ),
+        )
+        .min(1)
+        .nullable(),
+    )
+    .optional(),
   STORAGE_SIGNED_URL_MAX_SECONDS: positiveInt.max(10 * 365 * 86400).default(365 * 86400),
   STORAGE_SIGNED_UPLOAD_SECONDS: positiveInt.max(7 * 86400).default(7200),
   STORAGE_BATCH_MAX: positiveInt.max(10_000).default(1000),
@@ -824,6 +878,12 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       uploadIdleTimeoutMs: e.STORAGE_UPLOAD_IDLE_TIMEOUT_MS,
       resumableExpirySeconds: e.STORAGE_RESUMABLE_EXPIRY_SECONDS,
       freePlanStorageBytes: e.FREE_PLAN_STORAGE_BYTES === 0 ? null : e.FREE_PLAN_STORAGE_BYTES,
+    },
+    appFiles: {
+      pictureMaxBytes: e.APP_PICTURE_MAX_BYTES,
+      projectFileMaxBytes: e.APP_PROJECT_FILE_MAX_BYTES,
+      projectFileTypes:
+        e.APP_PROJECT_FILE_TYPES === undefined ? DEFAULT_PROJECT_FILE_TYPES : e.APP_PROJECT_FILE_TYPES,
     },
     realtime: {
       maxConnectionsPerAddress: e.REALTIME_MAX_CONNECTIONS_PER_ADDRESS,

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Billing } from './billing/checkout.js';
 import { syncEntitlements } from './billing/entitlements.js';
+import { syncAppBuckets } from './storage/app-buckets.js';
 import { syncPlanStorageLimits } from './storage/plan-bytes.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
@@ -81,6 +82,7 @@ async function main(): Promise<void> {
     { plan: 'free', maxBytes: config.storage.freePlanStorageBytes },
     ...config.billingPlans.map((p) => ({ plan: p.id, maxBytes: p.storageBytes ?? null })),
   ]);
+  await syncAppBuckets(pool, config.appFiles);
 
   const {
     listener: platformListener,

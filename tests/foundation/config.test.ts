@@ -125,6 +125,24 @@ describe('production mode (DATABASE_URL set)', () => {
     });
   });
 
+  test("the web app's file limits: defaults, a list of types, any type, and bad values named", async () => {
+    const base = { DATABASE_URL: 'postgres://x@localhost/db', ...secrets };
+    const defaults = (await loadConfig(base)).appFiles;
+    expect(defaults.pictureMaxBytes).toBe(2 * 1024 * 1024);
+    expect(defaults.projectFileMaxBytes).toBe(50 * 1024 * 1024);
+    expect(defaults.projectFileTypes).toContain('application/pdf');
+    expect(defaults.projectFileTypes).not.toContain('application/octet-stream');
+    const listed = await loadConfig({ ...base, APP_PROJECT_FILE_TYPES: 'image/*, Text/Plain' });
+    expect(listed.appFiles.projectFileTypes).toEqual(['image/*', 'text/plain']);
+    expect((await loadConfig({ ...base, APP_PROJECT_FILE_TYPES: '*' })).appFiles.projectFileTypes).toBeNull();
+    await expect(loadConfig({ ...base, APP_PROJECT_FILE_TYPES: 'pdf' })).rejects.toThrow(
+      /APP_PROJECT_FILE_TYPES/,
+    );
+    await expect(loadConfig({ ...base, APP_PICTURE_MAX_BYTES: '0' })).rejects.toThrow(
+      /APP_PICTURE_MAX_BYTES/,
+    );
+  });
+
   test('the public and service keys must differ', async () => {
     await expect(
       loadConfig({

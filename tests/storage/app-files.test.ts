@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { SupabaseClient } from '@supabase/supabase-js';
 import { withService } from '../../src/server/db/transactions.js';
+import { syncAppBuckets } from '../../src/server/storage/app-buckets.js';
 import { signUp, workspace, type SignedIn } from '../support/workspaces.js';
 import { startStorageServer, type StorageTestServer } from './support.js';
 
@@ -169,4 +170,60 @@ test('project files: viewers read, members write into existing projects only, go
     tx.query<{ n: number }>('select count(*)::int as n from internal.storage_deletions'),
   );
   expect(queued.rows[0]!.n + (await server.drainDeletions())).toBeGreaterThan(0);
+});
+
+test('the buckets take their limits from configuration at start-up', async () => {
+  await syncAppBuckets(server.pool, {
+    pictureMaxBytes: 1000,
+    projectFileMaxBytes: 4,
+    projectFileTypes: ['text/plain'],
+  });
+  const { data } = await (owner.client as SupabaseClient)
+    .from('projects')
+    .insert({ workspace_id: ws, name: 'Small' })
+    .select('id')
+    .single();
+  const place = `${ws}/${(data as { id: string }).id}/f`;
+  const text = (body: string) => new Blob([body], { type: 'text/plain' });
+  expect((await storage(member, 'project-files').upload(`${place}/a.txt`, text('1234'))).error).toBeNull();
+  expect(
+    (await storage(member, 'project-files').upload(`${place}/b.txt`, text('12345'))).error,
+  ).toMatchObject({
+    statusCode: '413',
+  });
+  const typed = await storage(member, 'project-files').upload(
+    `${place}/c.csv`,
+    new Blob(['1'], { type: 'text/csv' }),
+  );
+  expect(typed.error).toMatchObject({ statusCode: '415' });
+  const buckets = await withService(server.pool, (tx) =>
+    tx.query<{ id: string; file_size_limit: string; allowed_mime_types: string[] | null }>(
+      `select id, file_size_limit::text, allowed_mime_types from storage.buckets
+       where id in ('profile-avatars', 'workspace-logos', 'project-files') order by id`,
+    ),
+  );
+  expect(buckets.rows).toEqual([
+    {
+      id: 'profile-avatars',
+      file_size_limit: '1000',
+      allowed_mime_types: ['image/png', 'image/jpeg', 'image/webp'],
+    },
+    { id: 'project-files', file_size_limit: '4', allowed_mime_types: ['text/plain'] },
+    {
+      id: 'workspace-logos',
+      file_size_limit: '1000',
+      allowed_mime_types: ['image/png', 'image/jpeg', 'image/webp'],
+    },
+  ]);
+  await syncAppBuckets(server.pool, {
+    pictureMaxBytes: 1000,
+    projectFileMaxBytes: 4,
+    projectFileTypes: null,
+  });
+  const any = await withService(server.pool, (tx) =>
+    tx.query<{ t: string[] | null }>(
+      `select allowed_mime_types as t from storage.buckets where id = 'project-files'`,
+    ),
+  );
+  expect(any.rows[0]!.t).toBeNull();
 });
