@@ -168,6 +168,28 @@ export interface Config {
   storage: StorageConfig;
   /** the /realtime/v1 service's limits */
   realtime: RealtimeConfig;
+  /** image transformations at /storage/v1/render/image (docs/decisions/0075) */
+  storageImages: StorageImagesConfig;
+}
+
+/** Image transformations' switch and bounds (docs/operations.md). */
+export interface StorageImagesConfig {
+  /** STORAGE_IMAGE_TRANSFORMATION: on serves /render/image; off answers it as an unknown route */
+  enabled: boolean;
+  /** STORAGE_IMAGE_MAX_SOURCE_BYTES: the largest stored file that is decoded */
+  maxSourceBytes: number;
+  /** STORAGE_IMAGE_MAX_PIXELS: the most pixels (width x height) a source may have */
+  maxPixels: number;
+  /** STORAGE_IMAGE_MAX_DIMENSION: asked widths and heights are clamped to 1..this */
+  maxDimension: number;
+  /** STORAGE_IMAGE_CONCURRENCY: transformations running at once (the rest wait their turn) */
+  concurrency: number;
+  /** STORAGE_IMAGE_QUEUE: transformations that may wait; more are answered 429 */
+  queue: number;
+  /** STORAGE_IMAGE_CACHE_BYTES: renderings kept on disk for reuse (0: none) */
+  cacheBytes: number;
+  /** STORAGE_IMAGE_CACHE_DIR, default DATA_DIR/image-cache */
+  cacheDir: string;
 }
 
 /** The /realtime/v1 service's limits (docs/operations.md). */
@@ -601,6 +623,19 @@ const envSchema = z.object({
   STORAGE_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   STORAGE_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   STORAGE_S3_FORCE_PATH_STYLE: boolFlag.optional(),
+  STORAGE_IMAGE_TRANSFORMATION: z.enum(['on', 'off']).default('on'),
+  STORAGE_IMAGE_MAX_SOURCE_BYTES: positiveInt.max(1024 ** 3).default(25 * 1024 * 1024),
+  STORAGE_IMAGE_MAX_PIXELS: positiveInt.max(500_000_000).default(50_000_000),
+  STORAGE_IMAGE_MAX_DIMENSION: positiveInt.max(16_384).default(2500),
+  STORAGE_IMAGE_CONCURRENCY: positiveInt.max(64).default(1),
+  STORAGE_IMAGE_QUEUE: z.coerce.number().int().min(0).max(10_000).default(32),
+  STORAGE_IMAGE_CACHE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1024 ** 4)
+    .default(256 * 1024 * 1024),
+  STORAGE_IMAGE_CACHE_DIR: z.string().min(1).optional(),
 });
 
 /**
@@ -941,6 +976,16 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       recoverySessionSeconds: e.RECOVERY_SESSION_WINDOW,
     },
     storageBackend,
+    storageImages: {
+      enabled: e.STORAGE_IMAGE_TRANSFORMATION === 'on',
+      maxSourceBytes: e.STORAGE_IMAGE_MAX_SOURCE_BYTES,
+      maxPixels: e.STORAGE_IMAGE_MAX_PIXELS,
+      maxDimension: e.STORAGE_IMAGE_MAX_DIMENSION,
+      concurrency: e.STORAGE_IMAGE_CONCURRENCY,
+      queue: e.STORAGE_IMAGE_QUEUE,
+      cacheBytes: e.STORAGE_IMAGE_CACHE_BYTES,
+      cacheDir: path.resolve(e.STORAGE_IMAGE_CACHE_DIR ?? path.join(dataDir, 'image-cache')),
+    },
   };
 }
 

@@ -40,6 +40,7 @@ import {
   type WriteMode,
 } from './objects.js';
 import { jsonObject } from './shapes.js';
+import { renderImage, signedTransformations, type ImageDeps } from './render.js';
 import { signDownload, signDownloads, signUpload, verifySignedToken } from './signed-urls.js';
 
 export const STORAGE_BASE_PATH = '/storage/v1';
@@ -52,6 +53,8 @@ export interface StorageRouteDeps extends StorageDeps {
   connections: number;
   callerConcurrency: number;
   addressConcurrency: number;
+  /** image transformations (/render/image); null when STORAGE_IMAGE_TRANSFORMATION=off */
+  images: ImageDeps | null;
 }
 
 /** How long a request may wait for its caller's turn at the database, and how many may wait. */
@@ -197,6 +200,20 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
       }
     }
 
+    // Image transformations; switched off, these are unknown routes, as storage answers them then.
+    if (d.images && path.startsWith('/render/image/') && (method === 'GET' || method === 'HEAD')) {
+      const [kind, bucket, ...names] = decodeSegments(path.slice('/render/image/'.length));
+      return renderImage(d, d.images, {
+        kind: kind ?? '',
+        bucket: bucket ?? '',
+        name: names.join('/'),
+        method,
+        query: url.searchParams,
+        accept: headers.get('accept'),
+        ifNoneMatch: readRequest.ifNoneMatch,
+        claims,
+      });
+    }
     if (!path.startsWith('/object/')) throw storageErrors.notFound();
     const rest = path.slice('/object/'.length);
     const [head, ...tail] = rest.split('/');
@@ -220,7 +237,11 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
       const name = names.join('/');
       if (method === 'POST' && name === '')
         return json(await signDownloads(d, await claims(), bucket, await body()));
-      if (method === 'POST') return json(await signDownload(d, await claims(), bucket, name, await body()));
+      if (method === 'POST') {
+        const images = d.images;
+        const transform = images ? (t: unknown) => signedTransformations(images, t) : undefined;
+        return json(await signDownload(d, await claims(), bucket, name, await body(), transform));
+      }
       if (isRead) {
         await verifySignedToken(d, url.searchParams.get('token'), 'download', bucket, name);
         return serveObject(d, SERVICE_CLAIMS, bucket, name, readRequest);

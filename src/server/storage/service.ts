@@ -10,6 +10,8 @@ import type { Logger } from '../logger.js';
 import { createStorageBackend } from './backends/index.js';
 import type { StorageBackend } from './backends/types.js';
 import { createDeletionQueue, type DeletionQueue } from './deletions.js';
+import { createImageCache } from './image-cache.js';
+import { createImageRenderer } from './image-renderer.js';
 import { createStorageHandler } from './routes.js';
 import { urlSigningKeyFrom } from './signed-urls.js';
 
@@ -39,7 +41,10 @@ export function storageConnections(poolMax: number): number {
 }
 
 export function createStorage(
-  config: Pick<Config, 'storageBackend' | 'storage' | 'jwtSecret' | 'trustProxy' | 'database' | 'dataApi'>,
+  config: Pick<
+    Config,
+    'storageBackend' | 'storage' | 'storageImages' | 'jwtSecret' | 'trustProxy' | 'database' | 'dataApi'
+  >,
   pool: Pool,
   logger: Logger,
   keys: ProjectKeys,
@@ -50,6 +55,18 @@ export function createStorage(
   ready.catch((error: unknown) => logger.error({ err: error }, 'storage backend could not be readied'));
   const backend = deferredBackend(ready);
   const deletions = createDeletionQueue(pool, backend, logger, DELETION_INTERVAL_MS);
+  const imageConfig = config.storageImages;
+  const images = imageConfig.enabled
+    ? {
+        renderer: createImageRenderer(
+          imageConfig,
+          backend,
+          createImageCache(imageConfig.cacheDir, imageConfig.cacheBytes, logger),
+          logger,
+        ),
+        maxDimension: imageConfig.maxDimension,
+      }
+    : null;
   const listener = createStorageHandler(
     {
       pool,
@@ -65,6 +82,7 @@ export function createStorage(
       // The data API's shares per caller and per address (DATA_API_*_CONCURRENCY) apply here too.
       callerConcurrency: config.dataApi.callerConcurrency,
       addressConcurrency: config.dataApi.addressConcurrency,
+      images,
     },
     logger,
   );

@@ -27,6 +27,9 @@ interface SignedClaims {
   scope: Scope;
   owner?: string | null;
   upsert?: boolean;
+  /** a download URL's image transformations, as the storage server spells them (render.ts) */
+  transformations?: string;
+  exp?: number;
 }
 
 async function sign(deps: StorageDeps, claims: SignedClaims, seconds: number): Promise<string> {
@@ -36,6 +39,28 @@ async function sign(deps: StorageDeps, claims: SignedClaims, seconds: number): P
     .setIssuedAt(now)
     .setExpirationTime(now + seconds)
     .sign(deps.urlSigningKey);
+}
+
+/**
+ * A download path (under /storage/v1) whose token is the same for a whole window of time: issued
+ * at the window's start and good for two windows, so pages that show the same picture on every
+ * visit hand the browser the same address and it stays cached. Only for an object the caller was
+ * already found to be allowed to read.
+ */
+export async function windowedDownloadPath(
+  key: Uint8Array,
+  bucketId: string,
+  name: string,
+  windowSeconds: number,
+  now = Date.now(),
+): Promise<string> {
+  const start = Math.floor(now / 1000 / windowSeconds) * windowSeconds;
+  const token = await new SignJWT({ url: `${bucketId}/${name}`, scope: 'download' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt(start)
+    .setExpirationTime(start + 2 * windowSeconds)
+    .sign(key);
+  return `/object/sign/${encodePath(`${bucketId}/${name}`)}?token=${token}`;
 }
 
 /** The token's claims when it is ours, unexpired, of this scope and for exactly this bucket/path. */
@@ -70,18 +95,27 @@ function expiresInOf(deps: StorageDeps, value: unknown): number {
   return seconds;
 }
 
-/** POST /object/sign/{bucket}/{path}: a download URL for an object the caller may read. */
+/**
+ * POST /object/sign/{bucket}/{path}: a download URL for an object the caller may read. With
+ * image transformations served, body.transform is checked and baked into the token, and the URL
+ * is the rendering's (/render/image/sign/...); without them it is ignored, as storage ignores it.
+ */
 export async function signDownload(
   deps: StorageDeps,
   claims: Claims,
   bucketId: string,
   name: string,
   body: Record<string, unknown>,
+  transformationsOf?: (transform: unknown) => string | null,
 ): Promise<{ signedURL: string }> {
   const seconds = expiresInOf(deps, body.expiresIn);
+  const transformations = transformationsOf ? transformationsOf(body.transform) : null;
   await findObject(deps, claims, bucketId, name);
-  const token = await sign(deps, { url: `${bucketId}/${name}`, scope: 'download' }, seconds);
-  return { signedURL: `/object/sign/${encodePath(`${bucketId}/${name}`)}?token=${token}` };
+  const signed: SignedClaims = { url: `${bucketId}/${name}`, scope: 'download' };
+  if (transformations) signed.transformations = transformations;
+  const token = await sign(deps, signed, seconds);
+  const route = transformations ? 'render/image' : 'object';
+  return { signedURL: `/${route}/sign/${encodePath(`${bucketId}/${name}`)}?token=${token}` };
 }
 
 /** POST /object/sign/{bucket}: download URLs for several paths; those the caller cannot read get an error. */
