@@ -204,6 +204,10 @@ export interface RealtimeConfig {
   maxPayloadBytes: number;
   /** REALTIME_HEARTBEAT_TIMEOUT_MS: a socket silent for this long (no heartbeat) is closed */
   heartbeatTimeoutMs: number;
+  /** REALTIME_CHANGES_RETENTION_MS: how long database changes are kept for subscriptions that come back */
+  changesRetentionMs: number;
+  /** REALTIME_MAX_RECORD_BYTES: a change's record past this keeps only its small values (error 413) */
+  maxRecordBytes: number;
 }
 
 /** The /storage/v1 API's limits (docs/operations.md). */
@@ -525,6 +529,8 @@ const envSchema = z.object({
   REALTIME_MAX_MESSAGES_PER_SECOND: positiveInt.max(100_000).default(100),
   REALTIME_MAX_PAYLOAD_BYTES: positiveInt.max(5_000_000).default(256 * 1024),
   REALTIME_HEARTBEAT_TIMEOUT_MS: positiveInt.min(100).max(3_600_000).default(60_000),
+  REALTIME_CHANGES_RETENTION_MS: positiveInt.min(1000).max(7 * 24 * 3_600_000).default(600_000),
+  REALTIME_MAX_RECORD_BYTES: positiveInt.min(1024).max(100 * 1024 * 1024).default(1024 * 1024),
   FREE_PLAN_PROJECTS: z.coerce.number().int().min(0).default(1000),
   FREE_PLAN_LIMITS: z
     .string()
@@ -926,6 +932,8 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       maxMessagesPerSecond: e.REALTIME_MAX_MESSAGES_PER_SECOND,
       maxPayloadBytes: e.REALTIME_MAX_PAYLOAD_BYTES,
       heartbeatTimeoutMs: e.REALTIME_HEARTBEAT_TIMEOUT_MS,
+      changesRetentionMs: e.REALTIME_CHANGES_RETENTION_MS,
+      maxRecordBytes: e.REALTIME_MAX_RECORD_BYTES,
     },
     maxWorkspacesPerUser: e.MAX_WORKSPACES_PER_USER,
     billingGraceDays: e.BILLING_GRACE_DAYS,

@@ -13,7 +13,7 @@ import type { Logger } from '../logger.js';
 import { callerOfToken, type RealtimeCaller } from './auth.js';
 import { permissionsFor, requireActiveCaller, type Permissions } from './authorization.js';
 import type { Broadcast } from './broadcast.js';
-import { parseBindings, type PostgresChanges } from './postgres-changes.js';
+import { parseBindings, type PostgresChanges, type PostgresChangesAnswer } from './postgres-changes.js';
 import { Presence } from './presence.js';
 import { isRecord, type BroadcastPush, type Message } from './protocol.js';
 import { topicKey, Topics, type Channel, type ChannelSocket } from './topics.js';
@@ -239,17 +239,30 @@ export class Channels {
     owner.channels.set(topic, channel);
     this.topics.add(channel);
     this.armExpiry(owner, channel);
-    const changes = this.deps.postgresChanges.subscribe(bindings);
+    let changes: PostgresChangesAnswer;
+    try {
+      changes = await this.deps.postgresChanges.subscribe(channel, bindings);
+    } catch (error) {
+      this.forget(owner, channel);
+      this.deps.logger.error({ err: error, topic }, 'realtime: subscribing to changes failed');
+      return fail('Unknown Error on Channel');
+    }
+    // Left, replaced or disconnected while the database answered: nothing is left behind.
+    if (owner.channels.get(topic) !== channel || !owner.isOpen()) {
+      this.deps.postgresChanges.unsubscribe(channel);
+      return;
+    }
     reply(owner, message, 'ok', { postgres_changes: changes.bindings });
-    if (changes.system) {
+    for (const system of changes.system) {
       owner.push({
         joinRef: channel.joinRef,
         ref: null,
         topic,
         event: 'system',
-        payload: { extension: 'postgres_changes', ...changes.system, channel: name },
+        payload: { extension: 'postgres_changes', ...system, channel: name },
       });
     }
+    changes.start?.();
     // Phoenix Presence holds every diff until the state arrives: it always follows the join.
     if (flag(presenceConfig.enabled) && (!isPrivate || permissions.readPresence)) {
       owner.push({
@@ -361,5 +374,6 @@ export class Channels {
     if (owner.channels.get(channel.topic) === channel) owner.channels.delete(channel.topic);
     this.topics.remove(channel);
     this.presence.untrack(channel);
+    this.deps.postgresChanges.unsubscribe(channel);
   }
 }

@@ -1,10 +1,11 @@
-// In charge of a join's postgres_changes bindings. Database changes are not delivered yet: a join
-// that asks for them is still answered as Supabase answers one (each binding echoed in order
-// with a stable id, so realtime-js accepts the join and its broadcast and presence work), and the
-// channel is then told, by a postgres_changes system error that leaves it open, that no changes
-// will come. A later change source replaces `unservedPostgresChanges` behind this interface.
+// In charge of a join's postgres_changes bindings as the channel sees them: reading them from the
+// join, their stable ids, and the seam to what delivers changes (changes.ts). A join is answered
+// as Supabase answers one: each binding echoed in order with its id (realtime-js refuses a reply
+// that differs), then system messages (ok "Subscribed to PostgreSQL", or an error that leaves
+// the channel open). `unservedPostgresChanges` answers when nothing delivers changes.
 import { createHash } from 'node:crypto';
 import { isRecord } from './protocol.js';
+import type { Channel } from './topics.js';
 
 export interface PostgresBinding {
   event: string;
@@ -17,12 +18,16 @@ export interface PostgresBinding {
 export interface PostgresChangesAnswer {
   /** the join reply's postgres_changes: each binding as sent, with its id */
   bindings: (PostgresBinding & { id: number })[];
-  /** the system message that follows the reply, if any */
-  system: { status: 'ok' | 'error'; message: string } | null;
+  /** the system messages that follow the reply, in order */
+  system: { status: 'ok' | 'error'; message: string }[];
+  /** called once the reply and system messages are sent: changes may flow from then on */
+  start?: () => void;
 }
 
 export interface PostgresChanges {
-  subscribe(bindings: PostgresBinding[]): PostgresChangesAnswer;
+  subscribe(channel: Channel, bindings: PostgresBinding[]): Promise<PostgresChangesAnswer>;
+  /** the channel has left (or its socket closed); called for every channel, subscribed or not */
+  unsubscribe(channel: Channel): void;
 }
 
 /** Reads the join's config.postgres_changes; null when it is not a list of bindings. */
@@ -50,17 +55,20 @@ export function bindingId(binding: PostgresBinding): number {
 }
 
 export const unservedPostgresChanges: PostgresChanges = {
-  subscribe(bindings) {
-    return {
+  subscribe(_channel, bindings) {
+    return Promise.resolve({
       bindings: bindings.map((binding) => ({ ...binding, id: bindingId(binding) })),
       system:
         bindings.length === 0
-          ? null
-          : {
-              status: 'error',
-              message:
-                'Unable to subscribe to changes with given parameters: postgres_changes are not delivered by this server yet',
-            },
-    };
+          ? []
+          : [
+              {
+                status: 'error',
+                message:
+                  'Unable to subscribe to changes with given parameters: postgres_changes are not delivered by this server',
+              },
+            ],
+    });
   },
+  unsubscribe() {},
 };

@@ -17,6 +17,7 @@ import type { Logger } from '../logger.js';
 import { callerOfKey } from './auth.js';
 import { deliver, type Broadcast } from './broadcast.js';
 import { Channels } from './channels.js';
+import { ChangeFeed } from './changes.js';
 import { AddressCounter } from './limits.js';
 import { unservedPostgresChanges, type PostgresChanges } from './postgres-changes.js';
 import { parseVsn } from './protocol.js';
@@ -88,21 +89,32 @@ export function createRealtime(deps: RealtimeDeps) {
     deliver(channels.topics, key, broadcast, from);
     relay.publish(key, broadcast);
   };
+  // Database changes: every instance tails the outbox itself, woken by the relay's LISTEN (or
+  // reading it every 100 ms where no LISTEN can be held, as Supabase polls its slot).
+  const watch = relayWatchFor(config.database);
+  const feed =
+    deps.postgresChanges === undefined
+      ? new ChangeFeed({
+          pool: deps.pool,
+          logger,
+          schemas: config.dataApi.schemas,
+          retentionMs: limits.changesRetentionMs,
+          maxRecordBytes: limits.maxRecordBytes,
+          pollMs: watch.kind === 'listen' ? 1000 : 100,
+        })
+      : null;
+  const postgresChanges = deps.postgresChanges ?? feed ?? unservedPostgresChanges;
   const channels = new Channels({
     pool: deps.pool,
     keys: deps.keys,
     signer: deps.signer,
     limits,
-    postgresChanges: deps.postgresChanges ?? unservedPostgresChanges,
+    postgresChanges,
     logger,
     publish,
   });
-  const relay: Relay = new Relay(
-    deps.pool,
-    config.jwtSecret,
-    relayWatchFor(config.database),
-    logger,
-    (key, broadcast) => deliver(channels.topics, key, broadcast, null),
+  const relay: Relay = new Relay(deps.pool, config.jwtSecret, watch, logger, (key, broadcast) =>
+    deliver(channels.topics, key, broadcast, null),
   );
   const wss = new WebSocketServer({
     noServer: true,
@@ -113,7 +125,11 @@ export function createRealtime(deps: RealtimeDeps) {
   // (hello), and each instance says it is alive so the others can forget one that died.
   channels.presence.announce = (message) => relay.publishPresence(message);
   relay.onPresence = (message, instance) => channels.presence.fromRelay(message, instance);
-  relay.onListening = () => relay.publishPresence({ t: 'p', op: 'hello' });
+  relay.onListening = () => {
+    relay.publishPresence({ t: 'p', op: 'hello' });
+    feed?.wake();
+  };
+  relay.onChanges = () => feed?.wake();
   const alive = setInterval(() => {
     relay.publishPresence({ t: 'p', op: 'alive' });
     channels.presence.expire();
@@ -222,6 +238,7 @@ export function createRealtime(deps: RealtimeDeps) {
       );
       await Promise.all(gone);
       wss.close();
+      await feed?.close();
       // The other instances forget this one's presence now rather than when it falls silent.
       relay.publishPresence({ t: 'p', op: 'bye' });
       await relay.close();

@@ -42,6 +42,7 @@ export class Connection implements ChannelOwner {
   private turn: Promise<void> = Promise.resolve();
   private queued = 0;
   private closed = false;
+  private readonly pongs: (() => void)[] = [];
 
   constructor(private readonly options: ConnectionOptions) {
     this.ws = options.ws;
@@ -52,6 +53,8 @@ export class Connection implements ChannelOwner {
       this.receive(data as Buffer | Buffer[] | ArrayBuffer, isBinary),
     );
     this.ws.on('error', () => this.ws.terminate());
+    // Pongs come back in the order of their pings.
+    this.ws.on('pong', () => this.pongs.shift()?.());
     this.ws.on('close', () => {
       this.closed = true;
       options.channels.dropAll(this);
@@ -80,6 +83,12 @@ export class Connection implements ChannelOwner {
       return;
     }
     this.ws.send(frame, { binary: typeof frame !== 'string' });
+  }
+
+  ping(onPong: () => void): void {
+    if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
+    this.pongs.push(onPong);
+    this.ws.ping();
   }
 
   /** Closes with a code and reason the client sees; a client that does not answer is cut a second later. */

@@ -12,6 +12,8 @@ export interface ChannelSocket {
   push(message: Message): void;
   /** sends a frame already encoded for this socket's framing */
   sendFrame(frame: string | Buffer): void;
+  /** a WebSocket ping: `onPong` runs when its pong comes back, so every frame sent before was read */
+  ping(onPong: () => void): void;
 }
 
 /** One joined channel: a socket's subscription to one topic. */
