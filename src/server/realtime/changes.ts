@@ -94,9 +94,13 @@ interface ChangeRow {
   old_record: Record<string, unknown> | null;
 }
 
+/** A socket's resumable subscriptions and its acknowledgement in flight. */
 interface SocketState {
-  pinging: boolean;
-  lastPing: number;
+  subscriptions: Set<Subscription>;
+  inFlight: boolean;
+  /** more was sent while a ping was in flight: ask again once it answers */
+  again: boolean;
+  timer: NodeJS.Timeout | undefined;
 }
 
 const TAIL = `
@@ -259,6 +263,14 @@ export class ChangeFeed implements PostgresChanges {
     }
     this.unsubscribe(channel);
     this.subscriptions.set(channel, subscription);
+    if (subscription.key) {
+      let state = this.sockets.get(channel.socket);
+      if (!state) {
+        state = { subscriptions: new Set(), inFlight: false, again: false, timer: undefined };
+        this.sockets.set(channel.socket, state);
+      }
+      state.subscriptions.add(subscription);
+    }
     return { bindings: answered, system, start: () => void this.catchUp(subscription) };
   }
 
@@ -267,7 +279,9 @@ export class ChangeFeed implements PostgresChanges {
     if (!subscription) return;
     this.subscriptions.delete(channel);
     subscription.closed = true;
-    if (![...this.subscriptions.values()].some((s) => s.channel.socket === channel.socket)) {
+    const state = this.sockets.get(channel.socket);
+    if (state?.subscriptions.delete(subscription) && state.subscriptions.size === 0) {
+      clearTimeout(state.timer);
       this.sockets.delete(channel.socket);
     }
     if (subscription.key) {
@@ -405,6 +419,7 @@ export class ChangeFeed implements PostgresChanges {
     if (subscription.closed) return 0;
     await this.dispatch(rows, [subscription]);
     subscription.cursor = rows.length === BATCH ? positionOf(rows[rows.length - 1]!) : to;
+    if (rows.length > 0) this.askForAcknowledgements();
     return rows.length;
   }
 
@@ -446,7 +461,7 @@ export class ChangeFeed implements PostgresChanges {
         const live = [...this.subscriptions.values()].filter((s) => s.live);
         await this.dispatch(changes, live);
         this.delivered = positionOf(changes[changes.length - 1]!);
-        this.askForAcknowledgements(live);
+        this.askForAcknowledgements();
       }
       // A full batch: more is waiting. Committed changes held back behind a transaction still
       // running: look again soon, they are released when it ends.
@@ -635,43 +650,44 @@ export class ChangeFeed implements PostgresChanges {
   // ---------------------------------------------------------------------------------------------
 
   /**
-   * Pings each socket that was sent changes (at most every 200 ms): its pong proves it has read
-   * every frame sent before, up to the position its subscriptions were at.
+   * Asks each socket with resumable subscriptions to acknowledge what it was sent: a ping, whose
+   * pong proves every frame sent before it was read. One ping in flight per socket; what is sent
+   * meanwhile is asked about when it answers (and at least 100 ms later).
    */
-  private askForAcknowledgements(subscriptions: Subscription[]): void {
-    const now = Date.now();
-    const bySocket = new Map<ChannelSocket, Subscription[]>();
-    for (const subscription of subscriptions) {
-      if (!subscription.key) continue;
-      const list = bySocket.get(subscription.channel.socket) ?? [];
-      list.push(subscription);
-      bySocket.set(subscription.channel.socket, list);
-    }
-    for (const [socket, list] of bySocket) {
-      let state = this.sockets.get(socket);
-      if (!state) {
-        state = { pinging: false, lastPing: 0 };
-        this.sockets.set(socket, state);
+  private askForAcknowledgements(): void {
+    for (const [socket, state] of this.sockets) {
+      if (state.inFlight || state.timer) {
+        state.again = true;
+        continue;
       }
-      if (state.pinging || now - state.lastPing < 200) continue;
-      state.pinging = true;
-      state.lastPing = now;
-      const at = list.map((s) => [s, s.live ? this.delivered : s.cursor] as const);
-      const current = state;
-      socket.ping(() => {
-        current.pinging = false;
-        for (const [subscription, position] of at) {
-          if (!subscription.acked || compare(position, subscription.acked) > 0) subscription.acked = position;
-        }
-      });
+      this.ping(socket, state);
     }
+  }
+
+  private ping(socket: ChannelSocket, state: SocketState): void {
+    state.inFlight = true;
+    state.again = false;
+    const at = [...state.subscriptions].map((s) => [s, s.live ? this.delivered : s.cursor] as const);
+    socket.ping(() => {
+      state.inFlight = false;
+      for (const [subscription, position] of at) {
+        if (!subscription.acked || compare(position, subscription.acked) > 0) subscription.acked = position;
+      }
+      if (state.again && this.sockets.get(socket) === state) {
+        state.timer = setTimeout(() => {
+          state.timer = undefined;
+          if (this.sockets.get(socket) === state && !this.closed) this.ping(socket, state);
+        }, 100);
+        state.timer.unref();
+      }
+    });
   }
 
   /** Writes the acknowledged positions of this instance's subscriptions that moved. */
   private async flush(): Promise<void> {
     const live = [...this.subscriptions.values()].filter((s) => s.key);
     // Sockets that were sent nothing lately are still at the tail: ask them too.
-    this.askForAcknowledgements(live);
+    this.askForAcknowledgements();
     const moved = live.filter((s) => s.acked && (!s.written || compare(s.acked, s.written) > 0));
     if (moved.length === 0) return;
     await this.options.pool.query(
