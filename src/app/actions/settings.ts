@@ -54,18 +54,11 @@ export async function deleteWorkspaceAction(_state: FormState, form: FormData): 
 export async function updateProfileAction(_state: FormState, form: FormData): Promise<FormState> {
   const schema = z.object({
     display_name: z.string().trim().max(100, 'Use at most 100 characters'),
-    avatar_url: z.union(
-      [
-        z.literal(''),
-        z.url({ protocol: /^https?$/, error: 'Use an http(s) address' }).max(2048, 'Use a shorter address'),
-      ],
-      { error: 'Use an http(s) address' },
-    ),
   });
+  // The picture is uploaded and saved on its own (actions/files.ts).
   return runForm('/settings/profile', form, schema, async (tx, i) => {
-    await tx.query('update public.profiles set display_name = $1, avatar_url = $2 where id = auth.uid()', [
+    await tx.query('update public.profiles set display_name = $1 where id = auth.uid()', [
       i.display_name || null,
-      i.avatar_url || null,
     ]);
     return { notice: 'Profile saved' };
   });
@@ -134,6 +127,15 @@ export async function changeEmailAction(_state: FormState, form: FormData): Prom
       ? `We sent confirmation links to ${user.email} and ${input.data.email}; the address changes once both are confirmed`
       : `We sent a confirmation link to ${input.data.email}; the address changes once it is confirmed`,
   );
+  redirect('/settings/profile');
+}
+
+/** Withdraws a pending e-mail change: its links and codes stop working, the address stays. */
+export async function cancelEmailChangeAction(): Promise<void> {
+  const user = await currentUser();
+  if (!user) redirect('/sign-in?next=/settings/profile');
+  await services().identity.cancelEmailChange(user.token);
+  await flash('notice', 'The e-mail change is cancelled; its links no longer work');
   redirect('/settings/profile');
 }
 

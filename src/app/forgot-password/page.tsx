@@ -1,12 +1,19 @@
 // Password help: the e-mail address goes to the identity service, which e-mails a reset link if
 // the address has an account. The page says the same thing either way, so it tells nobody who is
-// registered. The link comes back through /auth/confirm to /reset-password, signed in.
+// registered. The link comes back through /auth/confirm to /reset-password, signed in; the e-mail's
+// code, typed on the page the request leaves, does the same from any browser.
 import Link from 'next/link';
 import { ForgotPasswordForm } from '@/app/forgot-password/forgot-password-form';
 
 export const metadata = { title: 'Forgot password' };
 
-export default function ForgotPasswordPage() {
+export default async function ForgotPasswordPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  // A failed reset link comes back here with its address, so asking again is one click.
+  const { email } = await searchParams;
   return (
     <>
       <div className="mb-8 text-center">
@@ -16,7 +23,7 @@ export default function ForgotPasswordPage() {
         </p>
       </div>
       <div className="rounded-lg border bg-card p-6 shadow-xs">
-        <ForgotPasswordForm />
+        <ForgotPasswordForm email={typeof email === 'string' ? email.slice(0, 320) : null} />
       </div>
       <p className="mt-6 text-center text-sm text-muted-foreground">
         Remembered it?{' '}

@@ -124,6 +124,36 @@ export async function deleteFlowState(tx: Tx, flowStateId: string): Promise<void
   await tx.query('delete from auth.flow_state where id = $1', [flowStateId]);
 }
 
+/** What a link's code stands for, told to the browser that opened it without the verifier. */
+export interface StrandedCode {
+  userId: string;
+  email: string | null;
+  authenticationMethod: FlowAuthenticationMethod;
+}
+
+/**
+ * A code that came back to a browser without its verifier (the link was opened elsewhere): what
+ * its flow was for and whose it is, so the app can say what happened and offer the next step.
+ * Reading it changes nothing: the code stays exchangeable by the browser that holds the verifier
+ * (for its few minutes), which is the one that asked. Null when no unexpired code matches.
+ */
+export async function strandedCode(tx: Tx, authCode: string): Promise<StrandedCode | null> {
+  const found = await tx.query<{
+    id: string;
+    user_id: string;
+    email: string | null;
+    method: FlowAuthenticationMethod;
+  }>(
+    `select f.id, f.user_id, u.email, f.authentication_method as method
+     from auth.flow_state f join auth.users u on u.id = f.user_id
+     where f.auth_code_hash = $1 and f.auth_code_issued_at >= now() - make_interval(secs => $2)`,
+    [hashAuthCode(authCode), AUTH_CODE_TTL_SECONDS],
+  );
+  const flow = found.rows[0];
+  if (!flow) return null;
+  return { userId: flow.user_id, email: flow.email, authenticationMethod: flow.method };
+}
+
 export const pkceErrors = {
   notFound: () => authError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found'),
   expired: () => authError(422, 'flow_state_expired', 'invalid flow state, flow state has expired'),

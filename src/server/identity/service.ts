@@ -26,6 +26,8 @@ import { createOneTimeTokenKey } from './one-time-tokens.js';
 import { createRedirectPolicy } from './redirects.js';
 import { createRefreshTokenKey } from './refresh-tokens.js';
 import type { LogoutScope } from './sessions.js';
+import { strandedCode, type StrandedCode } from './pkce.js';
+import { withService } from '../db/transactions.js';
 
 export type { IdentityDeps, IdentitySettings, RequestContext, TokenResponse } from './flows/context.js';
 
@@ -149,9 +151,22 @@ export class IdentityService {
     return atLeast(this.emailRequestFloorMs, () => recoverFlow.recover(this.deps, input));
   }
 
-  /** A pending new address, and whether a password proves the account (the settings pages). */
-  accountSettings(claims: AccessTokenClaims): Promise<{ pendingEmail: string | null; hasPassword: boolean }> {
+  /** The account's address now, a pending new one, and whether a password proves it (settings pages). */
+  accountSettings(claims: AccessTokenClaims): Promise<user.AccountSettings> {
     return user.accountSettings(this.deps, claims);
+  }
+
+  /** Withdraws the caller's pending e-mail change (the web app's profile page). */
+  cancelEmailChange(claims: AccessTokenClaims): Promise<void> {
+    return user.cancelEmailChange(this.deps, claims);
+  }
+
+  /**
+   * What an e-mailed link's code was for, when it came back to a browser without the verifier
+   * (the web app's /auth/confirm).
+   */
+  strandedCode(authCode: string): Promise<StrandedCode | null> {
+    return withService(this.deps.pool, (tx) => strandedCode(tx, authCode));
   }
 
   /** The caller's own account, deleted once they prove it is theirs (the web app's settings). */

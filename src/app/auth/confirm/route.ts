@@ -1,13 +1,18 @@
 // GET /auth/confirm?code=…&next=/path: where e-mailed links (sign-up confirmation, password reset,
 // sign-in link, e-mail change) come back to. The code is exchanged, with this browser's PKCE
-// verifier, for a session stored in the cookies, and the browser goes on to `next`. A link that
-// failed, expired, or was opened in another browser ends on the sign-in page with a message. A
-// "Continue with <Provider>" sign-in comes back here the same way (with ?error= when refused).
+// verifier, for a session stored in the cookies, and the browser goes on to `next`. A "Continue
+// with <Provider>" sign-in comes back here the same way (with ?error= when refused).
+//
+// When it does not work, the page says what happened and offers the next step: a link already
+// used or expired goes back to asking for a new one; a link opened in a browser other than the
+// one that asked for it says what the link did there (an address confirmed or changed, which
+// happened whichever browser opened it) or, for a reset or sign-in, offers a fresh link for this
+// browser (/auth/other-browser).
 import { NextResponse, type NextRequest } from 'next/server';
 import { takeVerifier } from '@/app/lib/email-links';
 import { flash } from '@/app/lib/flash';
 import { requestContext } from '@/app/lib/client';
-import { safeNext, services, storeSession } from '@/app/lib/session';
+import { currentUser, safeNext, services, storeSession } from '@/app/lib/session';
 
 export const dynamic = 'force-dynamic';
 
@@ -19,6 +24,9 @@ const PROVIDER_REFUSALS: Record<string, string> = {
   user_banned: 'This account is suspended',
   bad_oauth_state: 'That sign-in took too long or was already used; try again',
 };
+
+// The identity service's reasons for a failed e-mail link (GoTrue's error codes on the redirect).
+const LINK_FAILURES = new Set(['otp_expired', 'flow_state_not_found', 'flow_state_expired']);
 
 function providerRefusal(code: string | null): string {
   const known = code !== null && Object.hasOwn(PROVIDER_REFUSALS, code);
@@ -36,27 +44,53 @@ export async function GET(request: NextRequest) {
     await flash('notice', 'Confirmed; now open the link sent to your other address');
     return NextResponse.redirect(new URL(next, config.appUrl), 303);
   }
-  // A sign-in with a provider that did not complete: said in the app's words, chosen by the code.
+  const to = (path: string) => NextResponse.redirect(new URL(path, config.appUrl), 303);
+  const isReset = next === '/reset-password';
   if (!code && params.has('error')) {
+    // An e-mail link already used or past its time: the words say so, and the page is where a
+    // new one is asked for.
+    if (LINK_FAILURES.has(params.get('error_code') ?? '')) {
+      await flash(
+        'error',
+        isReset
+          ? 'That reset link was already used or has expired; ask for a new one'
+          : 'That link was already used or has expired; sign in, or ask for a new link',
+      );
+      return to(isReset ? '/forgot-password' : '/sign-in');
+    }
+    // A sign-in with a provider that did not complete: said in the app's words, chosen by the code.
     await flash('error', providerRefusal(params.get('error_code')));
-    return NextResponse.redirect(new URL('/sign-in', config.appUrl), 303);
+    return to('/sign-in');
   }
   const verifier = code ? await takeVerifier() : null;
   if (code && verifier) {
     try {
       const session = await identity.pkceGrant(code, verifier, await requestContext());
       await storeSession(session);
-      return NextResponse.redirect(new URL(next, config.appUrl), 303);
+      return to(next);
     } catch {
-      // told below, in the app's own words
+      // A verifier of another request (the link of an earlier one) is told as below.
+    }
+  }
+  if (code) {
+    const stranded = await identity.strandedCode(code);
+    // What the link did stands whichever browser opened it: an address proven or changed.
+    if (stranded?.authenticationMethod === 'email/signup' || stranded?.authenticationMethod === 'invite') {
+      await flash('notice', 'Your e-mail address is confirmed; sign in to continue');
+      return to('/sign-in');
+    }
+    if (stranded?.authenticationMethod === 'email_change') {
+      await flash('notice', `Your e-mail address is now ${stranded.email ?? 'changed'}`);
+      return to((await currentUser()) ? '/settings/profile' : '/sign-in');
+    }
+    if (stranded) {
+      const page = new URL('/auth/other-browser', config.appUrl);
+      page.searchParams.set('code', code);
+      page.searchParams.set('next', next);
+      return NextResponse.redirect(page, 303);
     }
   }
   // The words are the app's own: nothing from the URL is shown.
-  await flash(
-    'error',
-    code && !verifier
-      ? 'Open the link in the browser you asked for it in, or sign in'
-      : 'That link is invalid or has expired; ask for a new one',
-  );
-  return NextResponse.redirect(new URL('/sign-in', config.appUrl), 303);
+  await flash('error', 'That link is invalid or has expired; ask for a new one');
+  return to(isReset ? '/forgot-password' : '/sign-in');
 }

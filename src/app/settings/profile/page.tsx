@@ -1,9 +1,10 @@
-// The signed-in user's profile (display name, avatar URL), e-mail address and password, and
+// The signed-in user's profile (display name, profile picture), e-mail address and password, and
 // deleting the account.
 import { PageHeader } from '@/app/components/page-header';
 import { Avatar } from '@/app/components/ui/avatar';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { myProfile } from '@/app/lib/queries/profile';
+import { AvatarSettings } from '@/app/settings/profile/avatar-settings';
 import { requireUser, services } from '@/app/lib/session';
 import {
   DeleteAccountForm,
@@ -20,7 +21,9 @@ export default async function ProfilePage() {
   const user = await requireUser('/settings/profile');
   const profile = await myProfile(user);
   const name = profile.displayName || profile.email;
-  const { pendingEmail, hasPassword } = await services().identity.accountSettings(user.token);
+  // The address from the account itself: a token issued before a change still names the old one.
+  const account = await services().identity.accountSettings(user.token);
+  const email = account.email ?? user.email;
   return (
     <>
       <PageHeader title="Profile" description="How you appear to your teammates, and how you sign in." />
@@ -35,17 +38,25 @@ export default async function ProfilePage() {
               <CardDescription className="truncate">Signed in as {profile.email}</CardDescription>
             </div>
           </CardHeader>
-          <CardContent>
+          <CardContent className="grid gap-6">
+            <AvatarSettings
+              hasPicture={Boolean(profile.avatarPath || profile.avatarUrl)}
+              maxBytes={getRuntime().config.appFiles.pictureMaxBytes}
+            />
             <ProfileForm profile={profile} />
           </CardContent>
         </Card>
         <Card aria-labelledby="email-address">
           <CardHeader>
             <CardTitle id="email-address">E-mail address</CardTitle>
-            <CardDescription>You sign in with {user.email}.</CardDescription>
+            <CardDescription>You sign in with {email}.</CardDescription>
           </CardHeader>
           <CardContent>
-            <EmailForm email={user.email} pending={pendingEmail} />
+            <EmailForm
+              email={email}
+              pending={account.pendingEmail}
+              confirmsBothAddresses={account.confirmsBothAddresses}
+            />
           </CardContent>
         </Card>
         <Card aria-labelledby="password">
@@ -66,7 +77,7 @@ export default async function ProfilePage() {
             </CardDescription>
           </CardHeader>
           <CardContent>
-            <DeleteAccountForm email={user.email} hasPassword={hasPassword} />
+            <DeleteAccountForm email={email} hasPassword={account.hasPassword} />
           </CardContent>
         </Card>
       </div>

@@ -1,9 +1,10 @@
 'use client';
-// The profile page's forms: name and picture, the e-mail address, the password, and deleting the
+// The profile page's forms: the display name (the picture is avatar-settings.tsx), the e-mail address, the password, and deleting the
 // account. Errors appear under their fields with the input kept; each button says what it is doing
 // while it runs.
 import { useActionState } from 'react';
 import {
+  cancelEmailChangeAction,
   changeEmailAction,
   changePasswordAction,
   deleteAccountAction,
@@ -14,11 +15,7 @@ import { Field, FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 import { initialFormState } from '@/app/lib/form-state';
 
-export function ProfileForm({
-  profile,
-}: {
-  profile: { displayName: string | null; avatarUrl: string | null };
-}) {
+export function ProfileForm({ profile }: { profile: { displayName: string | null } }) {
   const [state, action] = useActionState(updateProfileAction, initialFormState);
   return (
     <form action={action} className="grid max-w-xl gap-4" noValidate>
@@ -32,17 +29,8 @@ export function ProfileForm({
         error={state.fieldErrors?.display_name}
         hint="How your teammates see you. Leave empty to show your e-mail."
       />
-      <Field
-        label="Avatar URL"
-        name="avatar_url"
-        type="url"
-        placeholder="https://…"
-        defaultValue={state.values?.avatar_url ?? profile.avatarUrl ?? ''}
-        error={state.fieldErrors?.avatar_url}
-        hint="A picture at an http(s) address; without one, your initials are shown."
-      />
       <div>
-        <SubmitButton pendingText="Saving…">Save profile</SubmitButton>
+        <SubmitButton pendingText="Saving…">Save name</SubmitButton>
       </div>
     </form>
   );
@@ -62,26 +50,57 @@ export function PasswordForm({ minLength }: { minLength: number }) {
   );
 }
 
-export function EmailForm({ email, pending }: { email: string; pending: string | null }) {
+/**
+ * The e-mail address: a pending change says which links it waits for and can be cancelled; the
+ * hint says when a change takes effect (both addresses' links with secure e-mail change, else the
+ * new address's link alone).
+ */
+export function EmailForm({
+  email,
+  pending,
+  confirmsBothAddresses,
+}: {
+  email: string;
+  pending: string | null;
+  confirmsBothAddresses: boolean;
+}) {
   const [state, action] = useActionState(changeEmailAction, initialFormState);
   return (
-    <form action={action} className="grid max-w-xl gap-4" noValidate>
-      <FormError>{state.error}</FormError>
+    <div className="grid max-w-xl gap-4">
       {pending ? (
-        <p className="text-sm" data-pending-email>
-          Waiting for confirmation of <span className="font-medium">{pending}</span>. Until then you sign in
-          with {email}.
-        </p>
+        <form
+          action={cancelEmailChangeAction}
+          className="grid gap-3 rounded-md border bg-muted/40 p-3 text-sm"
+          data-pending-email
+        >
+          <p>
+            Waiting for confirmation of <span className="font-medium break-all">{pending}</span>
+            {confirmsBothAddresses ? ' (open the links sent to both addresses)' : ''}. Until then you sign in
+            with <span className="break-all">{email}</span>.
+          </p>
+          <div>
+            <SubmitButton variant="outline" size="sm" pendingText="Cancelling…">
+              Cancel this change
+            </SubmitButton>
+          </div>
+        </form>
       ) : null}
-      <EmailField
-        state={state}
-        label="New e-mail address"
-        hint="We e-mail a confirmation link; your address changes only once it is confirmed."
-      />
-      <div>
-        <SubmitButton pendingText="Sending…">Change e-mail</SubmitButton>
-      </div>
-    </form>
+      <form action={action} className="grid gap-4" noValidate>
+        <FormError>{state.error}</FormError>
+        <EmailField
+          state={state}
+          label="New e-mail address"
+          hint={
+            confirmsBothAddresses
+              ? 'We e-mail a link to your current and your new address; the address changes once both are opened.'
+              : 'We e-mail a link to the new address; the address changes as soon as it is opened.'
+          }
+        />
+        <div>
+          <SubmitButton pendingText="Sending…">Change e-mail</SubmitButton>
+        </div>
+      </form>
+    </div>
   );
 }
 

@@ -7,7 +7,7 @@ import { EmailField } from '@/app/components/account-fields';
 import { Field, FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 
-function CodeForm({ email, next }: { email: string; next: string | null }) {
+export function CodeForm({ email, next }: { email: string; next: string | null }) {
   const [state, action] = useActionState(verifySignInCodeAction, {} as SentState);
   return (
     <form action={action} className="grid grid-cols-1 gap-4" noValidate>

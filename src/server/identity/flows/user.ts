@@ -164,12 +164,47 @@ async function requireSecondFactorPassed(
 }
 
 /** What the account settings show beyond the profile, from one read of the signed-in user. */
+export interface AccountSettings {
+  /** the address the account signs in with now (a token may still carry the one before a change) */
+  email: string | null;
+  pendingEmail: string | null;
+  /** whether a pending change also waits for the link sent to the current address */
+  confirmsBothAddresses: boolean;
+  hasPassword: boolean;
+}
+
 export async function accountSettings(
   deps: IdentityDeps,
   claims: AccessTokenClaims,
-): Promise<{ pendingEmail: string | null; hasPassword: boolean }> {
+): Promise<AccountSettings> {
   const user = await requireLiveUser(deps.pool, claims);
-  return { pendingEmail: user.email_change, hasPassword: signsInWithPassword(user) };
+  return {
+    email: user.email,
+    pendingEmail: user.email_change,
+    confirmsBothAddresses: deps.settings.secureEmailChange && user.email !== null,
+    hasPassword: signsInWithPassword(user),
+  };
+}
+
+/**
+ * Withdraws the caller's pending e-mail change: the new address is forgotten and the links and
+ * codes sent for it stop working, so a change asked for by mistake (or by someone at an unlocked
+ * screen) cannot complete later. Nothing pending is not an error.
+ */
+export async function cancelEmailChange(deps: IdentityDeps, claims: AccessTokenClaims): Promise<void> {
+  await withService(deps.pool, async (tx) => {
+    const user = await requireLiveUser(tx, claims);
+    await tx.query(
+      `update auth.users set email_change = null, email_change_confirm_status = 0, updated_at = now()
+       where id = $1`,
+      [user.id],
+    );
+    await tx.query(
+      `delete from auth.one_time_tokens
+       where user_id = $1 and token_type in ('email_change_token_new', 'email_change_token_current')`,
+      [user.id],
+    );
+  });
 }
 
 /**
