@@ -128,7 +128,7 @@ async function writeRow(
  * allows for this name (its current size counted back; null outside workspace buckets): one
  * statement, since every upload asks both.
  */
-async function uploadTarget(
+export async function uploadTarget(
   deps: StorageDeps,
   bucketId: string,
   name: string,
@@ -151,19 +151,19 @@ async function uploadTarget(
   return { bucket, room: room === null ? null : Math.max(0, Number(room)) };
 }
 
-interface Limits {
+export interface Limits {
   maxBytes: number;
   /** the plan's room was the binding limit (its refusal names the plan) */
   planBound: boolean;
 }
 
-function limitsFor(deps: StorageDeps, bucket: BucketRow, room: number | null): Limits {
+export function limitsFor(deps: StorageDeps, bucket: BucketRow, room: number | null): Limits {
   const bucketMax = Math.min(deps.limits.maxUploadBytes, bucket.file_size_limit ?? Infinity);
   if (room !== null && room < bucketMax) return { maxBytes: room, planBound: true };
   return { maxBytes: bucketMax, planBound: false };
 }
 
-function tooLarge(limits: Limits) {
+export function tooLarge(limits: Limits) {
   return limits.planBound
     ? storageErrors.planBytes("This workspace has reached its plan's storage limit")
     : storageErrors.tooLarge();
@@ -267,6 +267,34 @@ export async function writeObject(
       .catch((e: unknown) => deps.logger.warn({ err: e, key }, 'could not delete unused bytes'));
     throw error;
   }
+}
+
+/**
+ * Writes the row of an object whose bytes are already stored under the key of `version` (a
+ * resumable upload's last step), as the writer, so the policies decide as for any upload.
+ */
+export async function recordStoredObject(
+  deps: StorageDeps,
+  writer: Writer,
+  mode: WriteMode,
+  target: { bucketId: string; name: string; version: string },
+  stored: StoredObject,
+  details: { contentType: string; cacheControl: string; userMetadata: Record<string, unknown> | null },
+): Promise<{ Id: string; Key: string }> {
+  const id = await asCaller(deps, writer.claims, (tx) =>
+    writeRow(
+      tx,
+      mode,
+      target.bucketId,
+      target.name,
+      writer,
+      target.version,
+      metadataOf(stored, details.contentType, details.cacheControl),
+      details.userMetadata,
+    ),
+  );
+  if (mode !== 'create') deps.bytesReleased();
+  return { Id: id, Key: `${target.bucketId}/${target.name}` };
 }
 
 /** The object's row as the claims see it (SERVICE_CLAIMS: as the server sees it). */

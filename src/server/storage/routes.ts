@@ -39,6 +39,7 @@ import {
   writeObject,
   type WriteMode,
 } from './objects.js';
+import { createResumableHandler, isResumablePath, RESUMABLE_PATH, resumableErrorReply } from './resumable.js';
 import { jsonObject } from './shapes.js';
 import { renderImage, signedTransformations, type ImageDeps } from './render.js';
 import { signDownload, signDownloads, signUpload, verifySignedToken } from './signed-urls.js';
@@ -49,6 +50,8 @@ export interface StorageRouteDeps extends StorageDeps {
   keys: ProjectKeys;
   signer: TokenSigner;
   trustProxy: boolean;
+  /** APP_URL when given: where /storage/v1 is reached from outside (else the request's host) */
+  publicUrl: string | null;
   /** connections storage requests may hold at once, and one caller's and one address's share */
   connections: number;
   callerConcurrency: number;
@@ -118,6 +121,19 @@ async function callerClaims(deps: StorageRouteDeps, headers: HeaderReader): Prom
     if (isHttpError(error)) throw storageErrors.invalidJwt(error.message);
     throw error;
   }
+}
+
+/** /storage/v1 as the client reached it, for the URLs of resumable uploads. */
+function storageBaseUrl(deps: StorageRouteDeps, req: IncomingMessage): string {
+  if (deps.publicUrl) return `${deps.publicUrl}${STORAGE_BASE_PATH}`;
+  const first = (name: string) => {
+    const value = req.headers[name];
+    return (Array.isArray(value) ? value[0] : value)?.split(',')[0]?.trim() || undefined;
+  };
+  const encrypted = 'encrypted' in req.socket && req.socket.encrypted === true;
+  const proto = (deps.trustProxy ? first('x-forwarded-proto') : undefined) ?? (encrypted ? 'https' : 'http');
+  const host = (deps.trustProxy ? first('x-forwarded-host') : undefined) ?? first('host') ?? 'localhost';
+  return `${proto === 'https' ? 'https' : 'http'}://${host}${STORAGE_BASE_PATH}`;
 }
 
 function ownerOf(claims: Claims): string | null {
@@ -214,6 +230,17 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
         claims,
       });
     }
+    if (isResumablePath(path)) {
+      return createResumableHandler(d)({
+        req,
+        headers,
+        rest: path.slice(RESUMABLE_PATH.length),
+        claims,
+        accepted,
+        baseUrl: storageBaseUrl(d, req),
+      });
+    }
+
     if (!path.startsWith('/object/')) throw storageErrors.notFound();
     const rest = path.slice('/object/'.length);
     const [head, ...tail] = rest.split('/');
@@ -341,7 +368,9 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
       ...CORS_HEADERS,
     };
     let status: number;
-    if (method === 'OPTIONS') {
+    // A resumable upload's OPTIONS is the protocol's own discovery (versions, extensions, size).
+    const resumable = isResumablePath(url.pathname.slice(STORAGE_BASE_PATH.length));
+    if (method === 'OPTIONS' && !resumable) {
       status = 204;
       res.writeHead(204, {
         ...common,
@@ -365,9 +394,15 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
           logger.error({ err: error, path: url.pathname }, 'storage request failed');
           e = storageErrors.internal();
         }
-        const rendered = renderStorageError(e);
         const extra = (e as StorageError & { headers?: Record<string, string> }).headers ?? {};
-        answer = { status: rendered.status, json: JSON.parse(rendered.body) as unknown, headers: extra };
+        if (resumable) {
+          // Resumable uploads answer refusals as tus servers do: the status, the message as text.
+          const reply = resumableErrorReply(e);
+          answer = { ...reply, headers: { ...reply.headers, ...extra } };
+        } else {
+          const rendered = renderStorageError(e);
+          answer = { status: rendered.status, json: JSON.parse(rendered.body) as unknown, headers: extra };
+        }
         // A refused upload's body was not read: close rather than read the rest of it.
         if (!req.readableEnded) res.shouldKeepAlive = false;
       }

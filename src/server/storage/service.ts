@@ -10,6 +10,7 @@ import type { Logger } from '../logger.js';
 import { createStorageBackend } from './backends/index.js';
 import type { StorageBackend } from './backends/types.js';
 import { createDeletionQueue, type DeletionQueue } from './deletions.js';
+import { expireUploads } from './resumable-uploads.js';
 import { createImageCache } from './image-cache.js';
 import { createImageRenderer } from './image-renderer.js';
 import { createStorageHandler } from './routes.js';
@@ -17,6 +18,8 @@ import { urlSigningKeyFrom } from './signed-urls.js';
 
 /** How often the deletion queue is drained when no request kicked it. */
 const DELETION_INTERVAL_MS = 30_000;
+/** How often resumable uploads past their expiry are looked for. */
+const EXPIRY_INTERVAL_MS = 60_000;
 
 export interface Storage {
   listener: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -43,7 +46,15 @@ export function storageConnections(poolMax: number): number {
 export function createStorage(
   config: Pick<
     Config,
-    'storageBackend' | 'storage' | 'storageImages' | 'jwtSecret' | 'trustProxy' | 'database' | 'dataApi'
+    | 'storageBackend'
+    | 'storage'
+    | 'storageImages'
+    | 'jwtSecret'
+    | 'trustProxy'
+    | 'database'
+    | 'dataApi'
+    | 'appUrl'
+    | 'appUrlGiven'
   >,
   pool: Pool,
   logger: Logger,
@@ -55,6 +66,13 @@ export function createStorage(
   ready.catch((error: unknown) => logger.error({ err: error }, 'storage backend could not be readied'));
   const backend = deferredBackend(ready);
   const deletions = createDeletionQueue(pool, backend, logger, DELETION_INTERVAL_MS);
+  // Resumable uploads past their expiry go, and their parts' bytes with them (through the queue).
+  const expiry = setInterval(() => {
+    void expireUploads(pool)
+      .then((n) => (n > 0 ? deletions.kick() : undefined))
+      .catch((error: unknown) => logger.warn({ err: error }, 'storage: expiring resumable uploads failed'));
+  }, EXPIRY_INTERVAL_MS);
+  expiry.unref();
   const imageConfig = config.storageImages;
   const images = imageConfig.enabled
     ? {
@@ -78,6 +96,7 @@ export function createStorage(
       keys,
       signer,
       trustProxy: config.trustProxy,
+      publicUrl: config.appUrlGiven ? config.appUrl : null,
       connections: storageConnections(config.database.poolMax),
       // The data API's shares per caller and per address (DATA_API_*_CONCURRENCY) apply here too.
       callerConcurrency: config.dataApi.callerConcurrency,
