@@ -219,3 +219,34 @@ test('the pages of these flows: accessible in both themes, at desktop and phone 
   }
   expect(problems).toEqual([]);
 }, 180_000);
+
+test('a refused sign-up or password change keeps what was typed in the password fields; a changed password clears them', async () => {
+  const page = await newPage(suite.browser);
+  await page.goto(`${app.url}/sign-up`);
+  await page.fill('input[name=email]', 'not an address');
+  await page.fill('input[name=password]', 'a long enough password');
+  const answered = page.waitForResponse((r) => r.request().method() === 'POST');
+  await page.click('button[type=submit]');
+  await fieldError(page, 'email');
+  await expect(page.inputValue('input[name=password]')).resolves.toBe('a long enough password');
+  // Kept in the browser only: the server's answer to the refused form has no password in it.
+  const answer = await (await answered).text();
+  expect(answer).toContain('Enter a valid e-mail address');
+  expect(answer).not.toContain('a long enough password');
+
+  const signedIn = await signUpAndConfirm('keeps@example.com', 'first password 1');
+  await signedIn.goto(`${app.url}/settings/profile`);
+  await signedIn.fill('input[name=current_password]', 'not my password');
+  await signedIn.fill('input[name=password]', 'second password 2');
+  await signedIn.click('text=Change password');
+  expect(await fieldError(signedIn, 'current_password')).toBe('That is not your current password');
+  await expect(signedIn.inputValue('input[name=current_password]')).resolves.toBe('not my password');
+  await expect(signedIn.inputValue('input[name=password]')).resolves.toBe('second password 2');
+  await signedIn.fill('input[name=current_password]', 'first password 1');
+  await expect(flashAfter(signedIn, () => signedIn.click('text=Change password'))).resolves.toEqual({
+    kind: 'notice',
+    text: 'Password changed',
+  });
+  await expect(signedIn.inputValue('input[name=current_password]')).resolves.toBe('');
+  await expect(signedIn.inputValue('input[name=password]')).resolves.toBe('');
+}, 90_000);

@@ -1,7 +1,9 @@
+'use client';
 // The fields every account form asks for the same way: an e-mail address, the current password
 // and a new password (its minimum length said up front). Each takes the form's state, so it shows
-// what was typed again after a refusal (never a password) and its own error under it.
-import type { ReactNode } from 'react';
+// its own error under it and, after a refusal, what was typed: the address from the answer, a
+// password from the browser alone (the server never sends a password back).
+import { useState, type ReactNode } from 'react';
 import { Field } from '@/app/components/ui/field';
 import type { FormState } from '@/app/lib/form-state';
 
@@ -33,6 +35,17 @@ export function EmailField({
   );
 }
 
+/**
+ * A password input that keeps what was typed when its form's action answers: React resets a
+ * form's uncontrolled fields after an action, and a refused sign-up or password change must not
+ * make the person type it again. Held in the browser's memory only; a form that succeeded
+ * redirects or remounts it (a `key`) to clear it.
+ */
+function KeptPasswordField(props: Omit<Parameters<typeof Field>[0], 'value' | 'onChange' | 'defaultValue'>) {
+  const [value, setValue] = useState('');
+  return <Field {...props} type="password" value={value} onChange={(e) => setValue(e.target.value)} />;
+}
+
 export function CurrentPasswordField({
   state,
   name = 'password',
@@ -43,10 +56,9 @@ export function CurrentPasswordField({
   label?: string;
 }) {
   return (
-    <Field
+    <KeptPasswordField
       label={label}
       name={name}
-      type="password"
       autoComplete="current-password"
       required
       error={state.fieldErrors?.[name]}
@@ -67,10 +79,9 @@ export function NewPasswordField({
   note?: string;
 }) {
   return (
-    <Field
+    <KeptPasswordField
       label={label}
       name="password"
-      type="password"
       autoComplete="new-password"
       required
       minLength={minLength}

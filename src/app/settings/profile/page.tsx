@@ -1,5 +1,6 @@
 // The signed-in user's profile (display name, profile picture), e-mail address and password, and
 // deleting the account.
+import { randomUUID } from 'node:crypto';
 import { PageHeader } from '@/app/components/page-header';
 import { Avatar } from '@/app/components/ui/avatar';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
@@ -64,7 +65,9 @@ export default async function ProfilePage() {
             <CardTitle id="password">Password</CardTitle>
           </CardHeader>
           <CardContent>
-            <PasswordForm minLength={getRuntime().config.minPasswordLength} />
+            {/* A new key each time the page is rendered: a changed password (which comes back here)
+                clears the fields, while a refusal, answered without rendering the page, keeps them. */}
+            <PasswordForm key={randomUUID()} minLength={getRuntime().config.minPasswordLength} />
           </CardContent>
         </Card>
         <Card aria-labelledby="delete-account" className="border-destructive/50">
