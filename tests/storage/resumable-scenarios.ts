@@ -163,11 +163,20 @@ export function resumableScenarios(backend: 'local' | 's3', scope: 'all' | 'back
 
   test("a 15 MB file to a workspace's files arrives whole and counts against its plan", async () => {
     const file = fileOf(15 * MB, 2);
+    const requests: { method: string; offset: string | undefined }[] = [];
     const outcome = await tusUpload(server, file, {
       headers: bearer(alice),
       metadata: { bucketName: 'workspace-files', objectName: `${aliceWs}/big.bin` },
+      // As Supabase's guide configures it: the first chunk goes with the creation request.
+      uploadDataDuringCreation: true,
+      requests,
     });
     expect(outcome.error).toBeNull();
+    expect(requests.map((r) => `${r.method} ${r.offset ?? ''}`)).toEqual([
+      'POST ',
+      `PATCH ${CHUNK}`,
+      `PATCH ${2 * CHUNK}`,
+    ]);
     expect((await download(alice, 'workspace-files', `${aliceWs}/big.bin`)).equals(file)).toBe(true);
     const used = await server.pool.query<{ used: string }>('select tenantry.storage_bytes_used($1) as used', [
       aliceWs,
@@ -350,7 +359,7 @@ export function resumableScenarios(backend: 'local' | 's3', scope: 'all' | 'back
       await post(
         bearer(alice),
         { bucketName: 'workspace-files', objectName: `${aliceWs}/over.bin` },
-        30 * MB,
+        45 * MB,
       ),
     ).toEqual([413, "This workspace has reached its plan's storage limit"]);
     // A type the bucket does not take.

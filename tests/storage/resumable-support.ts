@@ -15,6 +15,8 @@ export interface TusOptions {
   variant?: '' | '/sign';
   uploadUrl?: string;
   chunkSize?: number;
+  /** send the first chunk with the creation request (creation-with-upload) */
+  uploadDataDuringCreation?: boolean;
   /** called with bytes sent so far; may abort the upload */
   onProgress?: (sent: number, upload: tus.Upload) => void;
   /** called with the bytes the server acknowledged after each chunk; may abort the upload */
@@ -46,6 +48,7 @@ export function tusUpload(server: TestServer, file: Buffer, options: TusOptions)
       endpoint: `${server.url}/storage/v1/upload/resumable${options.variant ?? ''}`,
       ...(options.uploadUrl ? { uploadUrl: options.uploadUrl } : {}),
       chunkSize: options.chunkSize ?? CHUNK,
+      uploadDataDuringCreation: options.uploadDataDuringCreation ?? false,
       retryDelays: [],
       onShouldRetry: () => false,
       removeFingerprintOnSuccess: true,
