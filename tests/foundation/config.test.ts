@@ -143,6 +143,36 @@ describe('production mode (DATABASE_URL set)', () => {
     );
   });
 
+  test('image transformations: on by default with their bounds, off by choice, bad values named', async () => {
+    const base = { DATABASE_URL: 'postgres://x@localhost/db', ...secrets, DATA_DIR: '/srv/tenantry' };
+    const defaults = (await loadConfig(base)).storageImages;
+    expect(defaults).toEqual({
+      enabled: true,
+      maxSourceBytes: 25 * 1024 * 1024,
+      maxPixels: 50_000_000,
+      maxDimension: 2500,
+      concurrency: 1,
+      queue: 32,
+      cacheBytes: 256 * 1024 * 1024,
+      cacheDir: '/srv/tenantry/image-cache',
+    });
+    const off = await loadConfig({
+      ...base,
+      STORAGE_IMAGE_TRANSFORMATION: 'off',
+      STORAGE_IMAGE_CACHE_BYTES: '0',
+    });
+    expect([off.storageImages.enabled, off.storageImages.cacheBytes]).toEqual([false, 0]);
+    for (const [name, value] of [
+      ['STORAGE_IMAGE_TRANSFORMATION', 'maybe'],
+      ['STORAGE_IMAGE_MAX_PIXELS', '0'],
+      ['STORAGE_IMAGE_MAX_DIMENSION', '100000'],
+      ['STORAGE_IMAGE_CONCURRENCY', 'two'],
+      ['STORAGE_IMAGE_QUEUE', '-1'],
+    ] as const) {
+      await expect(loadConfig({ ...base, [name]: value }), name).rejects.toThrow(new RegExp(name));
+    }
+  });
+
   test('the public and service keys must differ', async () => {
     await expect(
       loadConfig({
