@@ -256,3 +256,39 @@ test(
     );
   },
 );
+
+test('a long invited address is shown whole on a phone, and the revoke dialog stays on screen', async () => {
+  const owner = await signUpInBrowser(suite, 'long-owner@example.com');
+  const slug = await createWorkspace(owner, 'Long Addresses');
+  const address = `${'a-very-long-mailbox-name-for-the-finance-team'.repeat(2)}@subsidiary.example.com`;
+  await owner.goto(`${app.url}/w/${slug}/members`);
+  await owner.fill('input[name=email]', address);
+  await flashAfter(owner, () => owner.click('text=Send invitation'));
+
+  await owner.setViewportSize({ width: 390, height: 844 });
+  await owner.reload();
+  const shown = owner.locator(`[data-invitation="${address}"] [data-invitation-email]`);
+  await expect(shown.textContent()).resolves.toContain(address);
+  // Whole: wrapped over lines, not clipped with an ellipsis.
+  const clipped = await shown.evaluate((e) => e.scrollWidth > e.clientWidth + 1);
+  expect(clipped).toBe(false);
+  expect(await owner.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBeLessThanOrEqual(
+    0,
+  );
+  // Readable: the address keeps most of the row's width (the buttons go under it).
+  expect((await shown.boundingBox())!.width).toBeGreaterThan(200);
+  await shown.scrollIntoViewIfNeeded();
+  await owner.screenshot({ path: `${screenshots}/pages/invitations-long-address-light-phone.png` });
+
+  await owner.getByRole('button', { name: `Revoke the invitation for ${address}` }).click();
+  const dialog = owner.getByRole('alertdialog');
+  await dialog.waitFor();
+  const box = (await dialog.boundingBox())!;
+  expect(box.x).toBeGreaterThanOrEqual(0);
+  expect(box.x + box.width).toBeLessThanOrEqual(390);
+  const description = await dialog.evaluate((e) => e.scrollWidth - e.clientWidth);
+  expect(description).toBeLessThanOrEqual(0);
+  await owner.screenshot({ path: `${screenshots}/pages/revoke-long-address-light-phone.png` });
+  await confirmDialog(owner, 'Revoke invitation');
+  await owner.waitForSelector(`[data-invitation="${address}"]`, { state: 'detached' });
+}, 90_000);

@@ -1,6 +1,7 @@
 'use client';
 // Confirmation dialogs for destructive actions (Radix AlertDialog): the person must choose;
-// clicking outside does not dismiss it, and focus starts on Cancel.
+// clicking outside does not dismiss it, and focus starts on Cancel. Long words (an e-mail address
+// in the description) wrap anywhere rather than push the dialog past a phone's edge.
 import * as AlertDialogPrimitive from '@radix-ui/react-alert-dialog';
 import type { ComponentProps } from 'react';
 import { cn } from '@/app/components/ui/cn';
@@ -20,7 +21,7 @@ export function AlertDialogContent({
       <AlertDialogPrimitive.Overlay className={overlayClass} />
       <AlertDialogPrimitive.Content
         className={cn(
-          'fixed top-1/2 left-1/2 z-50 grid max-h-[calc(100dvh-2rem)] w-[calc(100vw-2rem)] max-w-md -translate-x-1/2 -translate-y-1/2 gap-4 overflow-y-auto rounded-lg border bg-card p-6 shadow-xl',
+          'fixed top-1/2 left-1/2 z-50 grid max-h-[calc(100dvh-2rem)] w-[calc(100vw-2rem)] max-w-md -translate-x-1/2 -translate-y-1/2 grid-cols-1 gap-4 overflow-y-auto rounded-lg border bg-card p-6 shadow-xl [overflow-wrap:anywhere]',
           className,
         )}
         {...props}

@@ -200,9 +200,11 @@ export default async function MembersPage({ params, searchParams }: Props) {
                       <span className="inline-flex size-8 shrink-0 items-center justify-center rounded-full border border-dashed">
                         <Clock className="size-4 text-muted-foreground" aria-hidden="true" />
                       </span>
-                      <span className="min-w-0 flex-1">
+                      <span className="min-w-0 flex-1 basis-48">
                         <span className="flex flex-wrap items-center gap-2 text-sm font-medium">
-                          <span className="truncate">{i.email}</span>
+                          <span className="min-w-0 [overflow-wrap:anywhere]" data-invitation-email>
+                            {i.email}
+                          </span>
                           <Badge className="capitalize">{i.role}</Badge>
                           {i.status === 'expired' ? (
                             <Badge variant="danger">Expired</Badge>
