@@ -333,8 +333,14 @@ export function resumableScenarios(backend: 'local' | 's3', scope: 'all' | 'back
       403,
       'new row violates row-level security policy',
     ]);
-    // A token that is not one.
-    expect((await post({ authorization: 'Bearer not-a-token' }, meta(`${alice.id}/x.bin`)))[0]).toBe(403);
+    // A token that is not one: refused before the protocol, in storage's own body, as Supabase does.
+    const [status, text] = await post({ authorization: 'Bearer not-a-token' }, meta(`${alice.id}/x.bin`));
+    expect(status).toBe(400);
+    expect(JSON.parse(text as string)).toMatchObject({ statusCode: '403', code: 'AccessDenied' });
+    const headWithBadToken = await tusFetch(server, 'HEAD', '/c29tZQ', {
+      authorization: 'Bearer not-a-token',
+    });
+    expect(headWithBadToken.status).toBe(400);
     // Another user's folder, another workspace's folder: the policies refuse.
     expect(await post(bearer(bob), meta(`${alice.id}/planted.bin`))).toEqual([
       403,

@@ -83,6 +83,27 @@ export function resumableErrorReply(error: StorageError): StreamReply {
   return reply(error.statusCode, {}, error.message);
 }
 
+/** Refusals made before the protocol is spoken (the caller's token), answered in storage's body. */
+const beforeTus = new WeakSet<object>();
+
+/** Whether a resumable upload's refusal is answered in storage's JSON body rather than as TUS text. */
+export function answeredAsStorage(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && beforeTus.has(error);
+}
+
+/**
+ * The caller's claims. As on Supabase, whose token check runs before its TUS handler, a token that
+ * is refused is answered in storage's JSON body (HTTP 400, statusCode 403), not as TUS text.
+ */
+async function callerClaims(request: ResumableRequest): Promise<Claims> {
+  try {
+    return await request.claims();
+  } catch (error) {
+    if (typeof error === 'object' && error !== null) beforeTus.add(error);
+    throw error;
+  }
+}
+
 async function actorOf(
   deps: StorageDeps,
   request: ResumableRequest,
@@ -90,7 +111,7 @@ async function actorOf(
   bucketId: string,
   name: string,
 ): Promise<Actor> {
-  if (!signed) return { signed: false, claims: await request.claims() };
+  if (!signed) return { signed: false, claims: await callerClaims(request) };
   const signature = request.headers.get('x-signature');
   if (!signature) throw storageErrors.invalidSignature('Missing x-signature header');
   const token = await verifySignedToken(deps, signature, 'upload', bucketId, name);
@@ -300,7 +321,10 @@ export function createResumableHandler(deps: StorageDeps) {
     return { upload, actor };
   }
 
-  return async function handle(request: ResumableRequest): Promise<StreamReply> {
+  return async function handle(incoming: ResumableRequest): Promise<StreamReply> {
+    // The token is verified once per request, however many steps ask for the caller.
+    let verified: Promise<Claims> | undefined;
+    const request = { ...incoming, claims: () => (verified ??= incoming.claims()) };
     const method = request.req.method ?? 'GET';
     if (method === 'OPTIONS') {
       return reply(204, {
@@ -312,10 +336,12 @@ export function createResumableHandler(deps: StorageDeps) {
         'Access-Control-Max-Age': '86400',
       });
     }
-    if (request.headers.get('tus-resumable') === null) throw tusErrors.resumableRequired();
     const segments = request.rest.split('/').filter((s) => s !== '');
     const signed = segments[0] === 'sign';
     if (signed) segments.shift();
+    // The token is checked first, as Supabase's route checks it before the protocol is looked at.
+    if (!signed) await callerClaims(request);
+    if (request.headers.get('tus-resumable') === null) throw tusErrors.resumableRequired();
     if (segments.length === 0) {
       if (method === 'POST') return create(request, signed);
       throw tusErrors.notFound();

@@ -39,7 +39,13 @@ import {
   writeObject,
   type WriteMode,
 } from './objects.js';
-import { createResumableHandler, isResumablePath, RESUMABLE_PATH, resumableErrorReply } from './resumable.js';
+import {
+  answeredAsStorage,
+  createResumableHandler,
+  isResumablePath,
+  RESUMABLE_PATH,
+  resumableErrorReply,
+} from './resumable.js';
 import { jsonObject } from './shapes.js';
 import { renderImage, signedTransformations, type ImageDeps } from './render.js';
 import { signDownload, signDownloads, signUpload, verifySignedToken } from './signed-urls.js';
@@ -395,7 +401,7 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
           e = storageErrors.internal();
         }
         const extra = (e as StorageError & { headers?: Record<string, string> }).headers ?? {};
-        if (resumable) {
+        if (resumable && !answeredAsStorage(error)) {
           // Resumable uploads answer refusals as tus servers do: the status, the message as text.
           const reply = resumableErrorReply(e);
           answer = { ...reply, headers: { ...reply.headers, ...extra } };
