@@ -17,6 +17,7 @@ import { atLeast, EMAIL_REQUEST_FLOOR_MS } from './uniform-timing.js';
 import * as grants from './flows/token-grants.js';
 import * as identities from './flows/identities.js';
 import * as oauth from './flows/oauth.js';
+import * as ownSessions from './flows/own-sessions.js';
 import * as user from './flows/user.js';
 import * as verify from './flows/verify.js';
 import { HashQueue } from './hash-queue.js';
@@ -154,6 +155,16 @@ export class IdentityService {
   /** The account's address now, a pending new one, and whether a password proves it (settings pages). */
   accountSettings(claims: AccessTokenClaims): Promise<user.AccountSettings> {
     return user.accountSettings(this.deps, claims);
+  }
+
+  /** Where the caller is signed in (the web app's Security page). */
+  ownSessions(claims: AccessTokenClaims) {
+    return ownSessions.listOwnSessions(this.deps, claims);
+  }
+
+  /** Ends one of the caller's other sessions (the web app's Security page). */
+  endOwnSession(claims: AccessTokenClaims, sessionId: string): Promise<boolean> {
+    return ownSessions.endOwnSession(this.deps, claims, sessionId);
   }
 
   /** Withdraws the caller's pending e-mail change (the web app's profile page). */

@@ -1,11 +1,13 @@
 // The signed-in user's security settings: two-step verification with an authenticator app (set
 // up with a QR code or the secret, confirmed with a first code, removed after asking) and the
-// recovery codes that stand in for the app (shown once; new ones void the old).
+// recovery codes that stand in for the app (shown once; new ones void the old); and where the
+// account is signed in, with a sign-out for each other session or all of them.
 import { PageHeader } from '@/app/components/page-header';
 import { Badge } from '@/app/components/ui/badge';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { requireUser, services } from '@/app/lib/session';
 import { NewRecoveryCodes, TwoStepSettings } from '@/app/settings/security/security-forms';
+import { SessionsList } from '@/app/settings/security/sessions-list';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Security' };
@@ -14,6 +16,7 @@ export default async function SecurityPage() {
   const user = await requireUser('/settings/security');
   const { factors, recoveryCodesLeft } = await services().identity.factorsOf(user.userId);
   const factor = factors.find((f) => f.status === 'verified');
+  const { sessions, total } = await services().identity.ownSessions(user.token);
   return (
     <>
       <PageHeader
@@ -51,6 +54,18 @@ export default async function SecurityPage() {
             </CardContent>
           </Card>
         ) : null}
+        <Card aria-labelledby="sessions">
+          <CardHeader>
+            <CardTitle id="sessions">Where you are signed in</CardTitle>
+            <CardDescription>
+              Sign out a browser you no longer use or do not recognise. Changing your password signs out every
+              other session too.
+            </CardDescription>
+          </CardHeader>
+          <CardContent>
+            <SessionsList sessions={sessions} total={total} />
+          </CardContent>
+        </Card>
       </div>
     </>
   );
