@@ -28,6 +28,7 @@ const { identityBenchmarks } = await import('./identity.js');
 const { loadBenchmarks } = await import('./load.js');
 const { hostileBenchmarks } = await import('./hostile.js');
 const { storageBenchmarks } = await import('./storage.js');
+const { realtimeBenchmarks } = await import('./realtime.js');
 
 const suites: [name: string, title: string, run: (db: BenchDatabase) => Promise<BenchRow[]>][] = [
   ['identity', 'identity: refresh and sign-in throughput…', identityBenchmarks],
@@ -37,6 +38,11 @@ const suites: [name: string, title: string, run: (db: BenchDatabase) => Promise<
   ['load', `load: a mixed workload for ${process.env.BENCH_LOAD_SECONDS ?? 120} s…`, loadBenchmarks],
   ['hostile', 'hostile: a tenant reading while another attacks…', hostileBenchmarks],
   ['storage', 'storage: upload and download throughput, memory during a 1 GB upload…', storageBenchmarks],
+  [
+    'realtime',
+    'realtime: postgres_changes latency and fan-out under RLS, 1,000 subscribers…',
+    realtimeBenchmarks,
+  ],
 ];
 const named = args.filter((a) => !a.startsWith('--'));
 const unknown = named.filter((n) => !suites.some(([name]) => name === n));

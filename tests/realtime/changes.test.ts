@@ -299,3 +299,25 @@ test('a record over 1 MiB arrives with error 413 and only its small values', asy
   expect(change.new.title).toBe('huge');
   expect('body' in change.new).toBe(false);
 });
+
+test('a table scoped to its workspace column offers each change only to members of that workspace', async () => {
+  await server.pool.query(`
+    create table public.rt_scoped (id bigint generated always as identity primary key, workspace_id uuid not null, n int);
+    alter table public.rt_scoped enable row level security;
+    create policy rt_scoped_read on public.rt_scoped for select to authenticated using (true);
+    grant select on public.rt_scoped to authenticated;
+    select realtime.enable_changes('public.rt_scoped', scope => 'workspace_id');`);
+  await expect(
+    server.pool.query(`select realtime.enable_changes('public.rt_scoped', scope => 'n')`),
+  ).rejects.toThrow(/has no uuid column n/);
+  const member = await listen(ada, { table: 'rt_scoped' });
+  const outsider = await listen(bob, { table: 'rt_scoped' });
+  await server.pool.query('insert into public.rt_scoped (workspace_id, n) values ($1, 1), ($2, 2)', [
+    wsA,
+    wsB,
+  ]);
+  await until(() => member.got.length === 1 && outsider.got.length === 1);
+  await sleep(300);
+  expect(member.got.map((c) => c.new.n)).toEqual([1]);
+  expect(outsider.got.map((c) => c.new.n)).toEqual([2]);
+});

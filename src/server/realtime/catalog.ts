@@ -1,7 +1,7 @@
 // In charge of what realtime knows of the watched tables: every table of publication
 // `supabase_realtime` in the exposed schemas, with its columns (pg type names, and which of them
 // each request role may select), primary key, replica identity, whether row-level security is on,
-// and which operations the publication publishes. It also keeps the capture trigger on exactly
+// which operations the publication publishes, and the column that scopes its rows to a workspace. It also keeps the capture trigger on exactly
 // those tables (realtime.sync_changes), at start and at each refresh.
 import type { Pool } from '../db/pool.js';
 
@@ -27,6 +27,8 @@ export interface WatchedTable {
   identity: string[];
   rls: boolean;
   publishes: { I: boolean; U: boolean; D: boolean };
+  /** the column naming the row's workspace, when only its members may read the row (0082) */
+  scope: string | null;
 }
 
 interface Row {
@@ -38,6 +40,7 @@ interface Row {
   ins: boolean;
   upd: boolean;
   del: boolean;
+  scope: string | null;
   columns: {
     name: string;
     type: string;
@@ -53,6 +56,7 @@ const LOAD = `
   select c.oid::int8::float8 as relid, n.nspname as schema, c.relname as "table",
          c.relrowsecurity as rls, c.relreplident as replident,
          bool_or(pub.pubinsert) as ins, bool_or(pub.pubupdate) as upd, bool_or(pub.pubdelete) as del,
+         (select s.scope_column from realtime.change_scopes s where s.relid = c.oid) as scope,
          (select json_agg(json_build_object(
                    'name', a.attname, 'type', t.typname,
                    'pk', array_position(pk.indkey::int2[], a.attnum),
@@ -101,6 +105,7 @@ function tableOf(row: Row): WatchedTable {
     identity,
     rls: row.rls,
     publishes: { I: row.ins, U: row.upd, D: row.del },
+    scope: row.scope,
   };
 }
 
@@ -108,6 +113,7 @@ export class Catalog {
   private byRelid = new Map<number, WatchedTable>();
   private byName = new Map<string, WatchedTable>();
   private lastMiss = 0;
+  private reading: Promise<void> | null = null;
 
   constructor(
     private readonly pool: Pool,
@@ -138,9 +144,17 @@ export class Catalog {
   /** A table by name, reading the catalog again (at most once a second) when it is not known yet. */
   async lookup(schema: string, table: string): Promise<WatchedTable | undefined> {
     const known = this.named(schema, table);
-    if (known || Date.now() - this.lastMiss < 1000) return known;
-    this.lastMiss = Date.now();
-    await this.refresh().catch(() => this.refresh(false));
+    if (known) return known;
+    // Joins that arrive together wait for the one reading rather than being refused.
+    if (!this.reading && Date.now() - this.lastMiss >= 1000) {
+      this.lastMiss = Date.now();
+      this.reading = this.refresh()
+        .catch(() => this.refresh(false))
+        .finally(() => {
+          this.reading = null;
+        });
+    }
+    if (this.reading) await this.reading.catch(() => undefined);
     return this.named(schema, table);
   }
 

@@ -486,13 +486,25 @@ export class ChangeFeed implements PostgresChanges {
       ids: number[];
     }
     const plans: { row: ChangeRow; table: WatchedTable; targets: Target[] }[] = [];
+    let memberships: Map<string, Set<string>> | undefined;
     for (const row of rows) {
       const table = this.catalog.byId(row.relid) ?? (await this.catalog.missed(row.relid));
       if (!table || !table.publishes[row.op]) continue;
       const event = OPS[row.op];
       const image = row.op === 'D' ? pick(row.old_record, table.identity) : (row.record ?? {});
+      // A scoped table's change is offered only to members of the row's workspace.
+      let workspace: string | null = null;
+      if (table.scope) {
+        memberships ??= await this.memberships(subscriptions);
+        const value = (row.op === 'D' ? row.old_record : row.record)?.[table.scope];
+        workspace = typeof value === 'string' ? value : '';
+      }
       const targets: Target[] = [];
       for (const subscription of subscriptions) {
+        if (workspace !== null && roleOf(subscription.channel) !== 'service_role') {
+          const caller = subscription.channel.caller.caller;
+          if (caller.kind !== 'user' || !memberships?.get(caller.claims.sub)?.has(workspace)) continue;
+        }
         const ids: number[] = [];
         for (const binding of subscription.bindings) {
           if (binding.event !== '*' && binding.event !== event) continue;
@@ -533,6 +545,23 @@ export class ChangeFeed implements PostgresChanges {
     }
   }
 
+  /** The workspaces of the users behind these subscriptions, for scoped tables. */
+  private async memberships(subscriptions: Subscription[]): Promise<Map<string, Set<string>>> {
+    const users = new Set<string>();
+    for (const s of subscriptions) {
+      const caller = s.channel.caller.caller;
+      if (caller.kind === 'user') users.add(caller.claims.sub);
+    }
+    const result = new Map<string, Set<string>>();
+    if (users.size === 0) return result;
+    const { rows } = await this.options.pool.query<{ user_id: string; workspace_ids: string[] }>(
+      'select user_id, workspace_ids::text[] from realtime.memberships($1::uuid[])',
+      [[...users]],
+    );
+    for (const row of rows) result.set(row.user_id, new Set(row.workspace_ids));
+    return result;
+  }
+
   /**
    * For each plan (by index) of a table under row-level security, the groups (role + claims) that
    * may read its row as the change left it; plans absent from the map need no check (no RLS, or
@@ -542,7 +571,10 @@ export class ChangeFeed implements PostgresChanges {
     plans: { row: ChangeRow; table: WatchedTable; targets: { subscription: Subscription }[] }[],
   ): Promise<Map<number, Set<string>>> {
     const result = new Map<number, Set<string>>();
-    const byTable = new Map<number, { table: WatchedTable; plans: number[]; groups: Map<string, Channel> }>();
+    const byTable = new Map<
+      number,
+      { table: WatchedTable; plans: number[]; groups: Map<string, { channel: Channel; images: number[] }> }
+    >();
     for (const [index, plan] of plans.entries()) {
       // Without a primary key, or for a role that may not read it, the payload is an error.
       if (!plan.table.rls || plan.table.primaryKey.length === 0) continue;
@@ -553,10 +585,18 @@ export class ChangeFeed implements PostgresChanges {
         byTable.set(plan.table.relid, entry);
       }
       entry.plans.push(index);
+      const ordinal = entry.plans.length;
       for (const { subscription } of plan.targets) {
         const role = roleOf(subscription.channel);
         if (role === 'service_role' || !canReadKey(plan.table, role)) continue;
-        entry.groups.set(groupKey(subscription.channel), subscription.channel);
+        // Each group is checked against the changes it is a candidate for, and only those.
+        const key = groupKey(subscription.channel);
+        let group = entry.groups.get(key);
+        if (!group) {
+          group = { channel: subscription.channel, images: [] };
+          entry.groups.set(key, group);
+        }
+        if (group.images[group.images.length - 1] !== ordinal) group.images.push(ordinal);
       }
     }
     for (const { table, plans: indexes, groups } of byTable.values()) {
@@ -567,8 +607,8 @@ export class ChangeFeed implements PostgresChanges {
         return row.op === 'D' ? row.old_record : row.record;
       });
       const groupList = keys.map((k) => {
-        const channel = groups.get(k)!;
-        return { role: roleOf(channel), claims: channel.caller.caller.claims };
+        const { channel, images: ordinals } = groups.get(k)!;
+        return { role: roleOf(channel), claims: channel.caller.caller.claims, images: ordinals };
       });
       try {
         const { rows } = await this.options.pool.query<{
