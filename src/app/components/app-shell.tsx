@@ -1,6 +1,6 @@
 // The frame of every signed-in page: a header with the product, the current workspace and its
-// switcher, the account menu (or, on phones, one navigation button), the workspace's tabs, and
-// the page's main region. Signed-out visitors (an invitation link) get the header with "Sign in".
+// switcher (logos where set), the account menu (or, on phones, one navigation button), the
+// workspace's tabs, and the page's main region. Signed-out visitors (an invitation link) get the header with "Sign in".
 import Link from 'next/link';
 import type { ReactNode } from 'react';
 import { Logo } from '@/app/components/logo';
@@ -10,6 +10,7 @@ import { UserMenu, type MenuUser } from '@/app/components/user-menu';
 import { WorkspaceSwitcher } from '@/app/components/workspace-switcher';
 import { WorkspaceTabs } from '@/app/components/workspace-tabs';
 import { ThemeToggle } from '@/app/components/theme-toggle';
+import { APP_BUCKETS, readableUrls } from '@/app/lib/files';
 import { myProfile } from '@/app/lib/queries/profile';
 import { switcherWorkspaces, type WorkspaceAccess } from '@/app/lib/queries/workspaces';
 import type { SignedIn } from '@/app/lib/session';
@@ -39,9 +40,28 @@ export async function AppShell({
           avatarUrl: profile.avatarUrl,
         }
       : null;
-  const switchable = switcher.items;
+  // Logos the viewer may see, signed for the browser in one query for the whole header.
+  const logos =
+    user && (workspace?.logoPath || switcher.items.some((w) => w.logoPath))
+      ? await readableUrls(user, APP_BUCKETS.logos, [
+          workspace?.logoPath,
+          ...switcher.items.map((w) => w.logoPath),
+        ])
+      : new Map<string, string>();
+  const logoOf = (path: string | null | undefined) => (path ? (logos.get(path) ?? null) : null);
+  const switchable = switcher.items.map((w) => ({
+    slug: w.slug,
+    name: w.name,
+    role: w.role,
+    logoUrl: logoOf(w.logoPath),
+  }));
   const current = workspace
-    ? { slug: workspace.slug, name: workspace.name, role: workspace.role }
+    ? {
+        slug: workspace.slug,
+        name: workspace.name,
+        role: workspace.role,
+        logoUrl: logoOf(workspace.logoPath),
+      }
     : undefined;
   return (
     <>

@@ -1,8 +1,8 @@
 'use client';
-// The header's workspace switcher: the current workspace, and a menu (keyboard accessible:
-// arrows, Enter, Escape, type-ahead) of the first few workspaces by name, "All workspaces" (where
-// every one of them can be searched and paged) and "New workspace". The menu is rendered on every
-// page, so it never lists more than the server sends (SWITCHER_SIZE).
+// The header's workspace switcher: the current workspace (its logo or initial), and a menu
+// (keyboard accessible: arrows, Enter, Escape, type-ahead) of the first few workspaces by name,
+// "All workspaces" (where every one of them can be searched and paged) and "New workspace". The
+// menu is rendered on every page, so it never lists more than the server sends (SWITCHER_SIZE).
 import { Check, ChevronsUpDown, LayoutGrid, Plus, Search } from 'lucide-react';
 import Link from 'next/link';
 import {
@@ -13,27 +13,17 @@ import {
   DropdownMenuSeparator,
   DropdownMenuTrigger,
 } from '@/app/components/ui/dropdown-menu';
-import { cn } from '@/app/components/ui/cn';
+import { WorkspaceMark } from '@/app/components/workspace-mark';
 
 export interface SwitcherWorkspace {
   slug: string;
   name: string;
   role: string;
+  /** where the browser fetches its logo, or null for its initial */
+  logoUrl?: string | null;
 }
 
-function Mark({ name, className }: { name: string; className?: string }) {
-  return (
-    <span
-      aria-hidden="true"
-      className={cn(
-        'inline-flex size-6 shrink-0 items-center justify-center rounded-md bg-foreground text-xs font-semibold text-background',
-        className,
-      )}
-    >
-      {[...name.trim()][0]?.toUpperCase() ?? '?'}
-    </span>
-  );
-}
+const Mark = WorkspaceMark;
 
 export function WorkspaceSwitcher({
   workspaces,
@@ -54,7 +44,11 @@ export function WorkspaceSwitcher({
         data-workspace-switcher=""
         className="inline-flex h-11 max-w-[11rem] min-w-0 cursor-pointer items-center gap-2 rounded-md px-2 text-sm font-medium hover:bg-accent data-[state=open]:bg-accent sm:h-9 sm:max-w-[18rem]"
       >
-        {current ? <Mark name={current.name} /> : <LayoutGrid className="size-4" aria-hidden="true" />}
+        {current ? (
+          <Mark name={current.name} logoUrl={current.logoUrl} />
+        ) : (
+          <LayoutGrid className="size-4" aria-hidden="true" />
+        )}
         <span className="truncate" data-current-workspace={current?.slug}>
           {current ? current.name : 'Workspaces'}
         </span>
@@ -70,7 +64,7 @@ export function WorkspaceSwitcher({
             // The mark's initial is part of the item's text; type-ahead should match the name alone.
             <DropdownMenuItem key={w.slug} asChild textValue={w.name}>
               <Link href={`/w/${w.slug}`} aria-current={w.slug === current?.slug ? 'true' : undefined}>
-                <Mark name={w.name} className="size-5 text-[0.625rem]" />
+                <Mark name={w.name} logoUrl={w.logoUrl} className="size-5 text-[0.625rem]" />
                 <span className="min-w-0 flex-1 truncate">{w.name}</span>
                 {w.slug === current?.slug ? <Check aria-label="current" className="ml-auto" /> : null}
               </Link>

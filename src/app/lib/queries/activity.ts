@@ -2,6 +2,7 @@
 // newest first, each told as a sentence ("Grace changed Ada's role to admin", "renamed Apollo to
 // Artemis"), with the people in it named, also after they left the workspace.
 import { asUser } from '@/app/lib/db';
+import { APP_BUCKETS, readableUrls } from '@/app/lib/files';
 import { paged, pageWindow, type PageRequest, type Paged } from '@/app/lib/paging';
 import type { SignedIn } from '@/app/lib/session';
 
@@ -24,6 +25,8 @@ export interface ActivityItem {
   actor: string;
   /** the actor's own name, for the avatar */
   actorName: string;
+  /** the actor's picture, when they have one the viewer may see */
+  actorPicture: string | null;
   sentence: string;
 }
 
@@ -94,7 +97,7 @@ export async function recentActivity(
   request: PageRequest,
 ): Promise<Paged<ActivityItem>> {
   const { limit, offset } = pageWindow(request, ACTIVITY_PAGE_SIZE);
-  return asUser(user, async (tx) => {
+  const page = await asUser(user, async (tx) => {
     const rows = (
       await tx.query<ActivityEvent>(
         `select e.id::text, e.action, e.subject, e.data, e.created_at as "createdAt", e.actor_id as "actorId",
@@ -124,6 +127,16 @@ export async function recentActivity(
       );
       for (const row of r.rows) names.set(row.id, row.name);
     }
+    // Pictures of the actors whose profiles the viewer may read (row-level security decides).
+    const actors = [...new Set(events.map((e) => e.actorId).filter((id): id is string => Boolean(id)))];
+    const avatars = new Map<string, string>();
+    if (actors.length > 0) {
+      const r = await tx.query<{ id: string; path: string }>(
+        'select id, avatar_path as path from public.profiles where id = any ($1::uuid[]) and avatar_path is not null',
+        [actors],
+      );
+      for (const row of r.rows) avatars.set(row.id, row.path);
+    }
     const items = events.map((e) => ({
       id: e.id,
       createdAt: e.createdAt,
@@ -137,10 +150,21 @@ export async function recentActivity(
       actorName:
         (e.actorId && names.get(e.actorId)) || (e.action.startsWith('invitation.') && e.subject) || 'Someone',
       sentence: describe(e, names, user.userId),
+      actorPicture: (e.actorId && avatars.get(e.actorId)) || null,
     }));
     // The extra row read says whether an older page exists; it is not shown.
-    return { ...paged(items, request, ACTIVITY_PAGE_SIZE), hasNext: rows.length > ACTIVITY_PAGE_SIZE };
+    return { items, hasNext: rows.length > ACTIVITY_PAGE_SIZE };
   });
+  const pictures = await readableUrls(
+    user,
+    APP_BUCKETS.avatars,
+    page.items.map((i) => i.actorPicture),
+  );
+  const items = page.items.map((i) => ({
+    ...i,
+    actorPicture: i.actorPicture ? (pictures.get(i.actorPicture) ?? null) : null,
+  }));
+  return { ...paged(items, request, ACTIVITY_PAGE_SIZE), hasNext: page.hasNext };
 }
 
 /**

@@ -1,5 +1,6 @@
 // In charge of reading a workspace's plan for the billing page: the subscription's state and the
-// seats and projects used against the plan's limits (counted as the limits are enforced).
+// seats, projects and storage bytes used against the plan's limits (counted as the limits are
+// enforced).
 import { asUser } from '@/app/lib/db';
 import type { SignedIn } from '@/app/lib/session';
 
@@ -13,6 +14,10 @@ export interface BillingState {
   seatsUsed: number;
   projects: number | null;
   projectsUsed: number;
+  /** bytes the plan allows in workspace buckets; null = unlimited */
+  storage: number | null;
+  /** bytes the workspace's files hold */
+  storageUsed: number;
   readOnly: boolean;
 }
 
@@ -23,7 +28,9 @@ export async function billingState(user: SignedIn, workspaceId: string): Promise
               s.current_period_end as "currentPeriodEnd", coalesce(s.cancel_at_period_end, false) as "cancelAtPeriodEnd",
               s.past_due_since as "pastDueSince",
               u.seats, coalesce(u.seats_used, 0) as "seatsUsed", u.projects, coalesce(u.projects_used, 0) as "projectsUsed",
-              coalesce(u.read_only, false) as "readOnly"
+              coalesce(u.read_only, false) as "readOnly",
+              tenantry.storage_bytes_limit(w.id)::float8 as storage,
+              tenantry.storage_bytes_used(w.id)::float8 as "storageUsed"
        from (select $1::uuid as id) w
        left join public.subscriptions s on s.workspace_id = w.id
        left join internal.workspace_usage(w.id) u on true`,

@@ -3,6 +3,7 @@
 // offered for each member (the database decides in the end; the page only offers what it would
 // allow).
 import { asUser } from '@/app/lib/db';
+import { APP_BUCKETS, readableUrls } from '@/app/lib/files';
 import { containsPattern, lastPage, paged, pageWindow, type PageRequest, type Paged } from '@/app/lib/paging';
 import type { SignedIn } from '@/app/lib/session';
 import type { Role } from '@/app/lib/queries/workspaces';
@@ -46,7 +47,7 @@ export async function listMembers(
   request: PageRequest,
 ): Promise<MemberList> {
   const size = MEMBERS_PAGE_SIZE;
-  return asUser(user, async (tx) => {
+  const page = await asUser(user, async (tx) => {
     const pattern = request.q ? containsPattern(request.q) : null;
     const counted = await tx.query<{ everyone: number; owners: number; matching: number }>(
       `select count(*)::int as everyone, (count(*) filter (where m.role = 'owner'))::int as owners,
@@ -58,17 +59,28 @@ export async function listMembers(
     const { everyone = 0, owners = 0, matching = 0 } = counted.rows[0] ?? {};
     const at = { ...request, page: Math.min(request.page, lastPage(matching, size)) };
     const { limit, offset } = pageWindow(at, size);
-    const r = await tx.query<MemberRow>(
+    const r = await tx.query<MemberRow & { avatarPath: string | null }>(
       `select m.user_id as "userId", p.email, p.display_name as "displayName", p.avatar_url as "avatarUrl",
-              m.role, m.created_at as "joinedAt"
+              p.avatar_path as "avatarPath", m.role, m.created_at as "joinedAt"
        from public.workspace_members m join public.profiles p on p.id = m.user_id
        where m.workspace_id = $1 and ($2::text is null or p.email ilike $2 or p.display_name ilike $2)
        order by m.role desc, lower(coalesce(p.display_name, p.email)), m.user_id
        limit $3 offset $4`,
       [workspaceId, pattern, limit, offset],
     );
-    return { ...paged(r.rows, at, size, matching), owners, everyone };
+    return { rows: r.rows, at, matching, owners, everyone };
   });
+  // Pictures the viewer may see, signed for the browser; a picture set before uploads stays.
+  const pictures = await readableUrls(
+    user,
+    APP_BUCKETS.avatars,
+    page.rows.map((m) => m.avatarPath),
+  );
+  const rows = page.rows.map(({ avatarPath, ...m }) => ({
+    ...m,
+    avatarUrl: avatarPath ? (pictures.get(avatarPath) ?? null) : m.avatarUrl,
+  }));
+  return { ...paged(rows, page.at, size, page.matching), owners: page.owners, everyone: page.everyone };
 }
 
 /**

@@ -35,6 +35,8 @@ export interface WorkspaceAccess {
   pastDue: boolean;
   /** members must pass two-step verification to see it */
   requireMfa: boolean;
+  /** the logo's name in the workspace-logos bucket, or null */
+  logoPath: string | null;
 }
 
 /** A workspace of the user hidden until they pass two-step verification (it requires it). */
@@ -78,6 +80,8 @@ export interface SwitcherEntry {
   slug: string;
   name: string;
   role: Role;
+  /** the logo's name in the workspace-logos bucket, or null */
+  logoPath: string | null;
 }
 
 /** How many workspaces the header's switcher lists; the rest are a search away on /workspaces. */
@@ -88,7 +92,7 @@ export const switcherWorkspaces = cache(
   async (user: SignedIn): Promise<{ items: SwitcherEntry[]; more: boolean }> =>
     asUser(user, async (tx) => {
       const r = await tx.query<SwitcherEntry>(
-        `select w.slug, w.name, m.role
+        `select w.slug, w.name, m.role, w.logo_path as "logoPath"
          from public.workspaces w
          join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
          order by lower(w.name), w.slug limit $1`,
@@ -176,7 +180,7 @@ export const workspaceBySlug = cache(async (user: SignedIn, slug: string): Promi
   asUser(user, async (tx) => {
     const r = await tx.query<WorkspaceAccess>(
       `select w.id, w.name, w.slug, m.role, coalesce(s.past_due_since is not null, false) as "pastDue",
-              w.require_mfa as "requireMfa"
+              w.require_mfa as "requireMfa", w.logo_path as "logoPath"
        from public.workspaces w
        join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
        left join public.subscriptions s on s.workspace_id = w.id

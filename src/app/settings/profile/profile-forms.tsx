@@ -1,7 +1,7 @@
 'use client';
-// The profile page's forms: the display name (the picture is avatar-settings.tsx), the e-mail address, the password, and deleting the
-// account. Errors appear under their fields with the input kept; each button says what it is doing
-// while it runs.
+// The profile page's forms: the display name (the picture is avatar-settings.tsx), the e-mail
+// address, the password, and deleting the account. Errors appear under their fields with the
+// input kept; each button says what it is doing while it runs.
 import { useActionState } from 'react';
 import {
   cancelEmailChangeAction,
@@ -30,7 +30,7 @@ export function ProfileForm({ profile }: { profile: { displayName: string | null
         hint="How your teammates see you. Leave empty to show your e-mail."
       />
       <div>
-        <SubmitButton pendingText="Saving…">Save name</SubmitButton>
+        <SubmitButton pendingText="Saving…">Save profile</SubmitButton>
       </div>
     </form>
   );

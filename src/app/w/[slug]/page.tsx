@@ -1,7 +1,9 @@
-// A workspace's overview: its projects (a page at a time, searchable by name, with an actions menu
-// per project, and an empty state that invites the first one) and its activity, told in
-// sentences, a page at a time. Only members see it; for anyone else the workspace does not exist.
+// A workspace's overview: its logo, its projects (a page at a time, searchable by name, each
+// opening its page of files, with an actions menu per project, and an empty state that invites
+// the first one) and its activity, told in sentences with the actors' pictures, a page at a time.
+// Only members see it; for anyone else the workspace does not exist.
 import { Activity, FolderKanban } from 'lucide-react';
+import Link from 'next/link';
 import { PageHeader } from '@/app/components/page-header';
 import { hrefWith, Pager } from '@/app/components/pager';
 import { SearchForm } from '@/app/components/search-form';
@@ -9,7 +11,9 @@ import { RelativeTime } from '@/app/components/relative-time';
 import { Avatar } from '@/app/components/ui/avatar';
 import { Badge } from '@/app/components/ui/badge';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
+import { WorkspaceMark } from '@/app/components/workspace-mark';
 import { requireWorkspace } from '@/app/lib/db';
+import { APP_BUCKETS, pictureUrl } from '@/app/lib/files';
 import { pageRequest } from '@/app/lib/paging';
 import { recentActivity } from '@/app/lib/queries/activity';
 import { listProjects } from '@/app/lib/queries/projects';
@@ -28,9 +32,10 @@ export default async function WorkspacePage({ params, searchParams }: Props) {
   const { user, workspace } = await requireWorkspace(params);
   const query = await searchParams;
   const projectsAsked = pageRequest(query);
-  const [projectPage, activityPage] = await Promise.all([
+  const [projectPage, activityPage, logoUrl] = await Promise.all([
     listProjects(user, workspace.id, projectsAsked),
     recentActivity(user, workspace.id, pageRequest(query, { page: 'activity' })),
+    pictureUrl(user, APP_BUCKETS.logos, workspace.logoPath),
   ]);
   const projects = projectPage.items;
   const activity = activityPage.items;
@@ -40,7 +45,12 @@ export default async function WorkspacePage({ params, searchParams }: Props) {
   return (
     <>
       <PageHeader
-        title={workspace.name}
+        title={
+          <span className="flex min-w-0 items-center gap-3">
+            <WorkspaceMark name={workspace.name} logoUrl={logoUrl} className="size-9 text-base" />
+            <span className="truncate">{workspace.name}</span>
+          </span>
+        }
         description={
           <>
             /{workspace.slug} · you are <Badge variant="outline">{workspace.role}</Badge>
@@ -99,9 +109,13 @@ export default async function WorkspacePage({ params, searchParams }: Props) {
                     <FolderKanban className="size-4" />
                   </span>
                   <span className="min-w-0 flex-1">
-                    <span className="block truncate text-sm font-medium" data-project-name="">
+                    <Link
+                      href={`${path}/projects/${p.id}`}
+                      className="block truncate text-sm font-medium underline-offset-4 hover:underline"
+                      data-project-name=""
+                    >
                       {p.name}
-                    </span>
+                    </Link>
                     <span className="block truncate text-xs text-muted-foreground">
                       Created <RelativeTime date={p.createdAt} />
                       {p.createdBy ? ` by ${p.createdBy}` : ''}
@@ -134,6 +148,7 @@ export default async function WorkspacePage({ params, searchParams }: Props) {
                     <Avatar
                       name={e.actorName}
                       seed={e.actorId ?? e.actorName}
+                      src={e.actorPicture}
                       className="size-7 text-[0.625rem]"
                     />
                     <p className="min-w-0 break-words">

@@ -1,12 +1,14 @@
-// The workspace's plan: its state, seats and projects used against the plan's limits, and the
-// way up. Owners upgrade through Stripe Checkout and manage payment in the customer portal; when
-// payments are not set up, owners see how to set them up and everyone else just sees the plan.
+// The workspace's plan: its state, seats, projects and storage used against the plan's limits,
+// and the way up. Owners upgrade through Stripe Checkout and manage payment in the customer
+// portal; when payments are not set up, owners see how to set them up and everyone else just sees
+// the plan.
 import { Info } from 'lucide-react';
 import { PageHeader } from '@/app/components/page-header';
 import { Badge } from '@/app/components/ui/badge';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { cn } from '@/app/components/ui/cn';
 import { requireWorkspace } from '@/app/lib/db';
+import { formatBytes } from '@/app/lib/file-checks';
 import { billingState } from '@/app/lib/queries/billing';
 import { workspaceTitle } from '@/app/lib/titles';
 import { PortalButton, UpgradeButton } from '@/app/w/[slug]/billing/billing-buttons';
@@ -27,14 +29,25 @@ const STATUS: Record<string, { label: string; variant: 'success' | 'warning' | '
   incomplete: { label: 'Incomplete', variant: 'warning' },
 };
 
-function Meter({ label, used, limit }: { label: string; used: number; limit: number | null }) {
+function Meter({
+  label,
+  used,
+  limit,
+  format = String,
+}: {
+  label: string;
+  used: number;
+  limit: number | null;
+  /** how an amount is written (bytes as "1.5 MB") */
+  format?: (n: number) => string;
+}) {
   const share = limit ? Math.min(1, used / limit) : 0;
   return (
     <div className="grid grid-cols-1 gap-2">
       <div className="flex items-baseline justify-between gap-2 text-sm">
         <span className="font-medium">{label}</span>
         <span className="text-muted-foreground" data-usage={label.toLowerCase()}>
-          {limit === null ? `${used} · unlimited` : `${used} of ${limit}`}
+          {limit === null ? `${format(used)} · unlimited` : `${format(used)} of ${format(limit)}`}
         </span>
       </div>
       <div
@@ -43,6 +56,7 @@ function Meter({ label, used, limit }: { label: string; used: number; limit: num
         aria-valuemin={0}
         aria-valuemax={limit ?? used}
         aria-valuenow={used}
+        aria-valuetext={limit === null ? `${format(used)}, unlimited` : `${format(used)} of ${format(limit)}`}
         className="h-2 overflow-hidden rounded-full bg-muted"
       >
         <div
@@ -94,8 +108,10 @@ export default async function BillingPage({ params }: Params) {
           <CardContent className="grid grid-cols-1 gap-5 sm:grid-cols-2">
             <Meter label="Seats" used={state.seatsUsed} limit={state.seats} />
             <Meter label="Projects" used={state.projectsUsed} limit={state.projects} />
+            <Meter label="Storage" used={state.storageUsed} limit={state.storage} format={formatBytes} />
             <p className="text-xs text-muted-foreground sm:col-span-2">
-              Seats count members and pending invitations.
+              Seats count members and pending invitations. Storage counts the files of the workspace&apos;s
+              projects, its logo and its shared files.
               {state.readOnly ? ' Projects are read-only until the overdue payment is made.' : ''}
             </p>
           </CardContent>

@@ -1,11 +1,15 @@
-// Workspace settings: name and address (admins and owners), and deletion (owners, asked in a
+// Workspace settings: name and address, the logo (admins and owners), and deletion (owners, asked in a
 // dialog with the address typed to confirm). Others see the settings and who may change them.
 import { PageHeader } from '@/app/components/page-header';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
+import { WorkspaceMark } from '@/app/components/workspace-mark';
 import { requireWorkspace } from '@/app/lib/db';
+import { APP_BUCKETS, pictureUrl } from '@/app/lib/files';
 import { workspaceTitle } from '@/app/lib/titles';
 import { DeleteWorkspace, RenameWorkspaceForm } from '@/app/w/[slug]/settings/settings-forms';
+import { LogoSettings } from '@/app/w/[slug]/settings/logo-settings';
 import { RequireMfaForm } from '@/app/w/[slug]/settings/require-mfa-form';
+import { getRuntime } from '@/server/runtime';
 
 export const dynamic = 'force-dynamic';
 
@@ -17,6 +21,7 @@ export default async function SettingsPage({ params }: Params) {
   const { user, workspace } = await requireWorkspace(params, '/settings');
   const canEdit = workspace.role === 'admin' || workspace.role === 'owner';
   const ws = { id: workspace.id, name: workspace.name, slug: workspace.slug };
+  const logoUrl = await pictureUrl(user, APP_BUCKETS.logos, workspace.logoPath);
   return (
     <>
       <PageHeader title="Settings" description={`How ${workspace.name} is named and found.`} />
@@ -39,6 +44,30 @@ export default async function SettingsPage({ params }: Params) {
                 <dd className="font-medium">/w/{workspace.slug}</dd>
                 <dd className="text-muted-foreground sm:col-span-2">Only admins and owners change these.</dd>
               </dl>
+            )}
+          </CardContent>
+        </Card>
+        <Card aria-labelledby="logo">
+          <CardHeader className="flex-row items-center gap-4">
+            <WorkspaceMark name={workspace.name} logoUrl={logoUrl} className="size-12 text-lg" />
+            <div className="min-w-0">
+              <CardTitle id="logo">Logo</CardTitle>
+              <CardDescription>
+                {logoUrl
+                  ? 'Shown to members in the workspace switcher and on the overview.'
+                  : 'Without a logo, members see the first letter of the name.'}
+              </CardDescription>
+            </div>
+          </CardHeader>
+          <CardContent>
+            {canEdit ? (
+              <LogoSettings
+                workspace={ws}
+                hasLogo={Boolean(workspace.logoPath)}
+                maxBytes={getRuntime().config.appFiles.pictureMaxBytes}
+              />
+            ) : (
+              <p className="text-sm text-muted-foreground">Only admins and owners change the logo.</p>
             )}
           </CardContent>
         </Card>
