@@ -476,6 +476,33 @@ export function resumableScenarios(backend: 'local' | 's3', scope: 'all' | 'back
     expect(await objectRow(USER_BUCKET, `${alice.id}/abandoned.bin`)).toBeUndefined();
   });
 
+  all("deleting a bucket removes its uploads in progress and their parts' bytes", async () => {
+    await server.adminClient().storage.createBucket('ephemeral');
+    const before = await state();
+    const response = await tusFetch(server, 'POST', '', {
+      authorization: `Bearer ${server.config.serviceRoleKey}`,
+      'upload-length': String(2 * MB),
+      'upload-metadata': tusMetadata({ bucketName: 'ephemeral', objectName: 'half.bin' }),
+    });
+    const url = response.headers.get('location')!;
+    const first = await tusFetch(
+      server,
+      'PATCH',
+      url,
+      {
+        authorization: `Bearer ${server.config.serviceRoleKey}`,
+        'content-type': 'application/offset+octet-stream',
+        'upload-offset': '0',
+      },
+      fileOf(MB, 9),
+    );
+    expect(first.status).toBe(204);
+    expect((await state()).stored).toBe(before.stored + 1);
+    // The bucket holds no object, so it may go; the upload goes with it.
+    expect((await server.adminClient().storage.deleteBucket('ephemeral')).error).toBeNull();
+    expect(await state()).toEqual(before);
+  });
+
   all('the policies are asked again when the last chunk lands: refused then, nothing appears', async () => {
     await server.adminClient().storage.createBucket('revocable');
     await server.pool.query(
