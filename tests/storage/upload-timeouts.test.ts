@@ -52,6 +52,39 @@ test('an upload that trickles for longer than the request timeout but keeps movi
   expect(await stored.text()).toBe(parts.join(''));
 });
 
+test('a resumable chunk that trickles for longer than the request timeout is kept whole', async () => {
+  const parts = Array.from({ length: 16 }, (_, i) => `chunk-${String(i).padStart(2, '0')};`);
+  const length = parts.join('').length;
+  const created = await fetch(`${server.url}/storage/v1/upload/resumable`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${server.config.serviceRoleKey}`,
+      'tus-resumable': '1.0.0',
+      'upload-length': String(length),
+      'upload-metadata': `bucketName ${Buffer.from('slow').toString('base64')},objectName ${Buffer.from('chunked.txt').toString('base64')}`,
+    },
+  });
+  expect(created.status).toBe(201);
+  const location = new URL(created.headers.get('location')!);
+  const head = [
+    `PATCH ${location.pathname} HTTP/1.1`,
+    'Host: localhost',
+    `Authorization: Bearer ${server.config.serviceRoleKey}`,
+    'Tus-Resumable: 1.0.0',
+    'Content-Type: application/offset+octet-stream',
+    'Upload-Offset: 0',
+    `Content-Length: ${length}`,
+    'Connection: close',
+    '',
+    '',
+  ].join('\r\n');
+  const result = await exchange(port, [head, ...parts], { waitMs: 8000, gapMs: 200 });
+  expect(result.response).toMatch(/^HTTP\/1\.1 204 /);
+  expect(result.response).toMatch(new RegExp(`Upload-Offset: ${length}`, 'i'));
+  const stored = await storageFetch(server, 'GET', '/object/slow/chunked.txt');
+  expect(await stored.text()).toBe(parts.join(''));
+});
+
 test('an upload that stalls is cut after the idle timeout and leaves nothing', async () => {
   const before = await server.storedCount();
   // Two pieces, then nothing: the rest of the declared length never comes.
