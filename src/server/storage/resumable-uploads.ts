@@ -125,16 +125,18 @@ export async function claimCompletion(
   return result.rowCount === 1;
 }
 
-/** The object's row now names objectKey: the upload goes, its parts' bytes with it, the object's kept. */
-export async function finishUpload(deps: StorageDeps, id: string, objectKey: string): Promise<void> {
-  await asCaller(deps, SERVICE_CLAIMS, async (tx) => {
-    await tx.query(
-      `update internal.storage_resumable_uploads set parts = array_remove(parts, $2) where id = $1`,
-      [id, objectKey],
-    );
-    await tx.query('delete from internal.storage_resumable_uploads where id = $1', [id]);
-  });
-  deps.bytesReleased();
+/**
+ * The joined object is about to be named by its row: its key is no longer the upload's, so no later
+ * removal of the upload (expiry included) can take the object's bytes. Until its row is written it
+ * is the caller's to delete.
+ */
+export async function releaseObjectKey(deps: StorageDeps, id: string, objectKey: string): Promise<void> {
+  await asCaller(deps, SERVICE_CLAIMS, (tx) =>
+    tx.query(`update internal.storage_resumable_uploads set parts = array_remove(parts, $2) where id = $1`, [
+      id,
+      objectKey,
+    ]),
+  );
 }
 
 /** Removes the upload and queues every byte it stored (terminated, or its completion refused). */

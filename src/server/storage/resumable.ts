@@ -20,7 +20,7 @@ import {
   claimCompletion,
   createUpload,
   findUpload,
-  finishUpload,
+  releaseObjectKey,
   removeUpload,
   type ResumableUpload,
 } from './resumable-uploads.js';
@@ -179,6 +179,12 @@ export function createResumableHandler(deps: StorageDeps) {
       throw error;
     }
     try {
+      await releaseObjectKey(deps, upload.id, key);
+    } catch (error) {
+      await removeUpload(deps, upload.id).catch(() => undefined);
+      throw error;
+    }
+    try {
       await recordStoredObject(
         deps,
         writerOf(actor, upload.ownerId),
@@ -192,10 +198,15 @@ export function createResumableHandler(deps: StorageDeps) {
         },
       );
     } catch (error) {
+      await forget([key]);
       await removeUpload(deps, upload.id).catch(() => undefined);
       throw error;
     }
-    await finishUpload(deps, upload.id, key);
+    // The object exists; the upload goes and its parts are queued for deletion. Should this fail,
+    // the upload (completing, refusing chunks) expires later with the same effect.
+    await removeUpload(deps, upload.id).catch((e: unknown) =>
+      deps.logger.warn({ err: e, upload: upload.id }, 'could not remove a completed resumable upload'),
+    );
   }
 
   /** Stores the request's body as the upload's next part; answers the new offset. */
