@@ -154,38 +154,17 @@ export class ChangeFeed implements PostgresChanges {
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private readonly intervals: NodeJS.Timeout[] = [];
-  private readonly ready: Promise<void>;
+  /** the catalog's first reading: made at the first subscription, so an unused feed costs nothing */
+  private ready: Promise<void> | null = null;
+  /** not following the outbox: no subscription here (delivered is stale until follow()) */
+  private idle = true;
+  private joining = 0;
   private closed = false;
   private lastWarned = new Map<string, number>();
   private readonly pendingWrites = new Set<Promise<unknown>>();
 
   constructor(private readonly options: ChangeFeedOptions) {
     this.catalog = new Catalog(options.pool, options.schemas);
-    this.ready = this.start();
-    this.ready.catch(() => undefined);
-  }
-
-  /** A NOTIFY said a transaction with changes committed (or the listener reconnected). */
-  wake(): void {
-    this.schedule(0);
-  }
-
-  private async start(): Promise<void> {
-    try {
-      await this.catalog.refresh();
-    } catch (error) {
-      this.warn(
-        'sync',
-        'realtime: the capture triggers could not be brought in line with the publication',
-        error,
-      );
-      await this.catalog.refresh(false);
-    }
-    const { rows } = await this.options.pool.query<{ txid: string; id: string }>(
-      `select txid::text, id::text from realtime.changes
-        where txid < pg_snapshot_xmin(pg_current_snapshot()) order by txid desc, id desc limit 1`,
-    );
-    this.delivered = rows[0] ? positionOf(rows[0]) : ZERO;
     const every = (ms: number, run: () => Promise<void>) => {
       const handle = setInterval(() => {
         if (!this.closed && !this.options.pool.ending)
@@ -196,6 +175,7 @@ export class ChangeFeed implements PostgresChanges {
     };
     every(FLUSH_MS, () => this.flush());
     every(SYNC_MS, async () => {
+      if (this.subscriptions.size === 0) return;
       await this.catalog.refresh().catch(async (error: unknown) => {
         this.warn(
           'sync',
@@ -205,8 +185,27 @@ export class ChangeFeed implements PostgresChanges {
         await this.catalog.refresh(false);
       });
     });
-    every(Math.max(1000, Math.min(30_000, Math.floor(this.options.retentionMs / 2))), () => this.prune());
+    // Retention holds whether or not anyone is subscribed here.
+    every(Math.max(1000, Math.min(30_000, Math.floor(options.retentionMs / 2))), () => this.prune());
+  }
+
+  /** A NOTIFY said a transaction with changes committed (or the listener reconnected). */
+  wake(): void {
     this.schedule(0);
+  }
+
+  private async start(): Promise<void> {
+    // At the first subscription: the capture triggers in line with the publication, the tables read.
+    try {
+      await this.catalog.refresh();
+    } catch (error) {
+      this.warn(
+        'sync',
+        'realtime: the capture triggers could not be brought in line with the publication',
+        error,
+      );
+      await this.catalog.refresh(false);
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -214,10 +213,43 @@ export class ChangeFeed implements PostgresChanges {
   // ---------------------------------------------------------------------------------------------
 
   async subscribe(channel: Channel, bindings: PostgresBinding[]): Promise<PostgresChangesAnswer> {
+    this.joining += 1;
+    try {
+      return await this.join(channel, bindings);
+    } finally {
+      this.joining -= 1;
+    }
+  }
+
+  /**
+   * An instance with no subscription does not read the outbox (no statement at all while idle);
+   * the first subscription after that starts it at the newest change every transaction is past.
+   */
+  private async follow(): Promise<void> {
+    if (!this.idle) return;
+    await this.enqueue(async () => {
+      if (!this.idle) return;
+      const { rows } = await this.options.pool.query<{ txid: string; id: string }>(
+        `select txid::text, id::text from realtime.changes
+          where txid < pg_snapshot_xmin(pg_current_snapshot()) order by txid desc, id desc limit 1`,
+      );
+      this.delivered = rows[0] ? positionOf(rows[0]) : ZERO;
+      this.idle = false;
+      this.schedule(0);
+    });
+  }
+
+  private async join(channel: Channel, bindings: PostgresBinding[]): Promise<PostgresChangesAnswer> {
     const answered = bindings.map((binding) => ({ ...binding, id: bindingId(binding) }));
     if (bindings.length === 0) return { bindings: answered, system: [] };
     try {
+      // A failed start is tried again by the next subscription.
+      this.ready ??= this.start().catch((error: unknown) => {
+        this.ready = null;
+        throw error;
+      });
       await this.ready;
+      await this.follow();
     } catch (error) {
       this.options.logger.error({ err: error }, 'realtime: postgres_changes could not start');
       return {
@@ -449,6 +481,11 @@ export class ChangeFeed implements PostgresChanges {
 
   private async tick(): Promise<void> {
     if (this.closed || this.options.pool.ending) return;
+    if (this.subscriptions.size === 0 && this.joining === 0) {
+      this.idle = true;
+      return;
+    }
+    if (this.idle) return;
     let next = this.options.pollMs;
     try {
       const { rows } = await this.options.pool.query<ChangeRow & { held: boolean }>(TAIL, [
@@ -755,14 +792,13 @@ export class ChangeFeed implements PostgresChanges {
               and txid < pg_snapshot_xmin(pg_current_snapshot())
             order by captured_at limit 10000)
          returning txid, id),
-       newest as (select txid, id from gone order by txid desc, id desc limit 1)
-       update realtime.change_horizon h set txid = newest.txid, change_id = newest.id
-         from newest where (newest.txid, newest.id) > (h.txid, h.change_id)`,
-      [this.options.retentionMs],
-    );
-    await this.options.pool.query(
-      `delete from realtime.resume_points where updated_at < now() - make_interval(secs => $1::float8 / 1000)`,
-      [this.options.retentionMs + RESUME_POINT_MS],
+       newest as (select txid, id from gone order by txid desc, id desc limit 1),
+       horizon as (
+         update realtime.change_horizon h set txid = newest.txid, change_id = newest.id
+           from newest where (newest.txid, newest.id) > (h.txid, h.change_id))
+       delete from realtime.resume_points
+        where updated_at < now() - make_interval(secs => $2::float8 / 1000)`,
+      [this.options.retentionMs, this.options.retentionMs + RESUME_POINT_MS],
     );
   }
 
