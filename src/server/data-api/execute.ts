@@ -59,6 +59,8 @@ export interface Session {
   timezone?: string;
   /** the exposed schema, first on the search path, for functions that name tables unqualified */
   searchPath?: string;
+  /** request.method, request.path, request.headers and request.cookies, as PostgREST sets them */
+  request?: { method: string; path: string; headers: string; cookies: string };
 }
 
 /** No bounds: what the SQL writer's own tests plan with. The service always passes its limits. */
@@ -316,6 +318,14 @@ function sessionSettings(session: Session): [string, string][] {
   // The quoted name keeps a schema name with capitals or punctuation one name.
   if (session.searchPath)
     settings.push(['search_path', `"${session.searchPath.replace(/"/g, '""')}", public`]);
+  if (session.request) {
+    settings.push(
+      ['request.method', session.request.method],
+      ['request.path', session.request.path],
+      ['request.headers', session.request.headers],
+      ['request.cookies', session.request.cookies],
+    );
+  }
   return settings;
 }
 

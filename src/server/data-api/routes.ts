@@ -102,13 +102,37 @@ function readBody(bytes: Uint8Array, headers: HeaderReader): unknown {
   }
 }
 
-/** The transaction's ending and settings: db-tx-end, Prefer tx and timezone, the schema. */
+/**
+ * What a policy or function may read of the request, as PostgREST offers it:
+ * current_setting('request.headers') is a JSON object of the headers (names in lower case,
+ * Cookie left out), 'request.cookies' one of the cookies, with the method and path beside them.
+ * A trace header (traceparent) or a client's own header reaches SQL this way.
+ */
+function requestSettings(
+  method: string,
+  path: string,
+  headers: HeaderReader,
+): NonNullable<Session['request']> {
+  const all: Record<string, string> = {};
+  headers.forEach?.((value, name) => {
+    if (name !== 'cookie') all[name] = value;
+  });
+  const cookies: Record<string, string> = {};
+  for (const pair of (headers.get('cookie') ?? '').split(';')) {
+    const at = pair.indexOf('=');
+    if (at > 0) cookies[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+  }
+  return { method, path, headers: JSON.stringify(all), cookies: JSON.stringify(cookies) };
+}
+
+/** The transaction's ending and settings: db-tx-end, Prefer tx and timezone, the schema, the request. */
 function sessionFor(
   request: ApiRequest,
   txEnd: DataApiExposure['txEnd'],
   timezones: Set<string> | null,
+  input: { method: string; path: string; headers: HeaderReader },
 ): Session {
-  const session: Session = {};
+  const session: Session = { request: requestSettings(input.method, input.path, input.headers) };
   const rollbackByDefault = txEnd.startsWith('rollback');
   const rollback = request.prefer.tx !== undefined ? request.prefer.tx === 'rollback' : rollbackByDefault;
   if (rollback) session.rollback = true;
@@ -264,7 +288,12 @@ export function createDataApi(deps: DataApiDeps): { handle(input: ApiInput): Pro
       }
       const { request, prepared, tzNames } = planned;
       const claims = caller.claims as Claims;
-      const session = sessionFor(request, exposure.txEnd, tzNames);
+      const session = sessionFor(request, exposure.txEnd, tzNames, {
+        method: input.method,
+        // PostgREST sits behind the gateway's /rest/v1 and sees the path without it.
+        path: pathOf(input.url).replace(/^\/rest\/v1(?=\/)/, ''),
+        headers,
+      });
       const run = () => execute(deps.pool, claims, prepared, session);
       // The service role is the operator's own back end: trusted, and not queued behind users.
       const result = claims.role === 'service_role' ? await run() : await turn(claims, headers, input, run);
