@@ -442,6 +442,22 @@ export function resumableScenarios(backend: 'local' | 's3', scope: 'all' | 'back
     expect((await tusFetch(server, 'DELETE', url, bearer(alice))).status).toBe(204);
   });
 
+  all('two chunks sent at once from the same offset: one is kept, the other is a conflict', async () => {
+    const before = await state();
+    const url = await create(alice, `${alice.id}/raced.bin`, 3 * MB);
+    const [a, b] = await Promise.all([
+      patch(alice, url, 0, fileOf(MB, 10)),
+      patch(alice, url, 0, fileOf(MB, 11)),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([204, 409]);
+    const head = await tusFetch(server, 'HEAD', url, bearer(alice));
+    expect(head.headers.get('upload-offset')).toBe(String(MB));
+    // The loser's bytes are gone: one part is stored.
+    expect((await state()).stored).toBe(before.stored + 1);
+    expect((await tusFetch(server, 'DELETE', url, bearer(alice))).status).toBe(204);
+    expect(await state()).toEqual(before);
+  });
+
   test('termination removes the upload and every part it stored', async () => {
     const before = await state();
     const file = fileOf(7 * MB, 6);
