@@ -98,10 +98,10 @@ async function twoColourPng(page: Page, width: number, height: number): Promise<
 async function pictureAt(page: Page, selector: string) {
   const img = page.locator(selector).first();
   await img.waitFor();
-  await page.waitForFunction((s) => {
-    const e = document.querySelector<HTMLImageElement>(s);
-    return Boolean(e && e.complete && e.naturalWidth > 0);
-  }, selector);
+  await page.waitForFunction(
+    (e) => (e as HTMLImageElement).complete && (e as HTMLImageElement).naturalWidth > 0,
+    await img.elementHandle(),
+  );
   return img.evaluate((e: HTMLImageElement) => {
     const canvas = document.createElement('canvas');
     canvas.width = e.naturalWidth;

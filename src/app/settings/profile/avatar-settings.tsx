@@ -9,7 +9,7 @@ import { Button } from '@/app/components/ui/button';
 
 export function AvatarSettings({ hasPicture, maxBytes }: { hasPicture: boolean; maxBytes: number }) {
   return (
-    <section aria-labelledby="profile-picture" className="grid max-w-xl gap-3">
+    <section aria-labelledby="profile-picture" className="grid max-w-xl grid-cols-1 gap-3">
       <h3 id="profile-picture" className="text-sm font-medium">
         Profile picture
       </h3>

@@ -18,7 +18,7 @@ export function LogoSettings({
   maxBytes: number;
 }) {
   return (
-    <div className="grid max-w-xl gap-3">
+    <div className="grid max-w-xl grid-cols-1 gap-3">
       <PictureUpload
         what="logo"
         maxBytes={maxBytes}

@@ -162,7 +162,7 @@ export function ProjectFiles({
   return (
     <div
       className={cn(
-        'grid gap-4 rounded-md',
+        'grid grid-cols-1 gap-4 rounded-md',
         over && 'outline-2 outline-offset-4 outline-primary outline-dashed',
       )}
       data-file-drop={canWrite ? '' : undefined}
