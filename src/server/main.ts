@@ -66,6 +66,13 @@ async function main(): Promise<void> {
   };
   const migrations = await migrate(pool, migrationFolders(config.appMigrationsDir));
   logger.info({ applied: migrations.applied, alreadyApplied: migrations.skipped }, 'migrations up to date');
+  // Customers see only the free plan until payments are set up; the operator learns how here.
+  if (!config.stripeSecretKey || config.billingPlans.length === 0) {
+    logger.info(
+      'payments are not set up, so workspaces stay on the free plan: set STRIPE_SECRET_KEY, BILLING_PLANS ' +
+        'and a Stripe webhook to /api/billing/webhook signed with PAYMENT_WEBHOOK_SECRET (docs/operations.md)',
+    );
+  }
   await syncAppSettings(pool, {
     appUrl: config.appUrl,
     maxWorkspacesPerUser: config.maxWorkspacesPerUser,

@@ -186,7 +186,10 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
         'mail delivery is backed up or failing: check SMTP_URL and the SMTP server',
       );
     }
-    return c.json({ status: 'ready', database: 'ok', ...(mail ? { mail } : {}) }, 200);
+    // Payments not set up is the operator's to know (here and in the start-up log), not customers'.
+    const billing =
+      config.stripeSecretKey && config.billingPlans.length > 0 ? 'configured' : 'not configured';
+    return c.json({ status: 'ready', database: 'ok', billing, ...(mail ? { mail } : {}) }, 200);
   });
 
   const tokenHandler = createTokenHandler({

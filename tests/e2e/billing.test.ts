@@ -32,7 +32,15 @@ beforeAll(async () => {
     STRIPE_SECRET_KEY: 'sk_test_e2estandin',
     STRIPE_API_BASE: stripe.url,
     BILLING_PLANS: JSON.stringify([
-      { id: 'pro', name: 'Pro', priceId: 'price_pro_monthly', seats: 20, projects: 10 },
+      {
+        id: 'pro',
+        name: 'Pro',
+        priceId: 'price_pro_monthly',
+        price: '$29 a month',
+        seats: 20,
+        projects: 10,
+        features: ['Priority support'],
+      },
     ]),
     FREE_PLAN_PROJECTS: '1',
   });
@@ -87,6 +95,17 @@ test(
     await owner.goto(`${app.url}/w/${slug}/billing`);
     await expect(owner.getAttribute('[data-plan]', 'data-plan')).resolves.toBe('free');
     await expect(owner.textContent('[data-usage=projects]')).resolves.toBe('1 of 1');
+    // Every plan with its price and what it includes, the current one marked; nothing of the
+    // operator's set-up is shown to customers.
+    const free = owner.locator('[data-plan-card=free]');
+    const pro = owner.locator('[data-plan-card=pro]');
+    await expect(free.getAttribute('aria-current')).resolves.toBe('true');
+    await expect(free.textContent()).resolves.toContain('1 project');
+    await expect(pro.textContent()).resolves.toContain('$29 a month');
+    await expect(pro.textContent()).resolves.toContain('20 seats');
+    await expect(pro.textContent()).resolves.toContain('10 projects');
+    await expect(pro.textContent()).resolves.toContain('Priority support');
+    await expect(owner.textContent('main')).resolves.not.toMatch(/STRIPE|BILLING_PLANS|webhook/i);
     // Stripe's hosted pages cannot be reached from here: answer the navigation with a stand-in page.
     await owner.route('https://checkout.stripe.com/**', (route) =>
       route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>Stripe Checkout (stand-in)</h1>' }),

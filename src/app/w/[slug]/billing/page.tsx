@@ -1,8 +1,9 @@
 // The workspace's plan: its state, seats, projects and storage used against the plan's limits,
-// and the way up. Owners upgrade through Stripe Checkout and manage payment in the customer
-// portal; when payments are not set up, owners see how to set them up and everyone else just sees
-// the plan.
-import { Info } from 'lucide-react';
+// and every plan with its price and what it includes. Owners upgrade through Stripe Checkout and
+// manage payment in the customer portal; others are told that owners decide. When payments are
+// not set up, everyone sees a neutral notice: how to set them up is the operator's business (the
+// start-up log and the readiness probe say it), never the customers'.
+import { Check, Info } from 'lucide-react';
 import { PageHeader } from '@/app/components/page-header';
 import { Badge } from '@/app/components/ui/badge';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
@@ -71,18 +72,57 @@ function Meter({
   );
 }
 
+/** A plan's limits as lines a customer reads ("25 seats", "Unlimited projects", "10 GB of files"). */
+function includedIn(plan: {
+  seats: number | null;
+  projects: number | null;
+  storageBytes?: number | null;
+}): string[] {
+  const count = (n: number | null, one: string, many: string) =>
+    n === null ? `Unlimited ${many}` : `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
+  return [
+    count(plan.seats, 'seat', 'seats'),
+    count(plan.projects, 'project', 'projects'),
+    plan.storageBytes === undefined
+      ? 'Unlimited files'
+      : plan.storageBytes === null
+        ? 'Unlimited files'
+        : `${formatBytes(plan.storageBytes)} of files`,
+  ];
+}
+
 export default async function BillingPage({ params }: Params) {
   const { user, workspace } = await requireWorkspace(params, '/billing');
   const state = await billingState(user, workspace.id);
   const { config } = getRuntime();
-  const configured = Boolean(config.stripeSecretKey);
+  const configured = Boolean(config.stripeSecretKey) && config.billingPlans.length > 0;
   const owner = workspace.role === 'owner';
   const planName =
     state.plan === 'free'
       ? 'Free'
       : (config.billingPlans.find((p) => p.id === state.plan)?.name ?? state.plan);
   const status = STATUS[state.status] ?? { label: state.status, variant: 'default' as const };
-  const upgrades = config.billingPlans.filter((p) => p.id !== state.plan);
+  // Every plan customers can be on, the free one first, each with what it includes in words.
+  const offered = [
+    {
+      id: 'free',
+      name: 'Free',
+      price: 'Free' as string | undefined,
+      includes: includedIn({
+        seats: config.freePlanSeats,
+        projects: config.freePlanProjects,
+        storageBytes: config.storage.freePlanStorageBytes,
+      }),
+    },
+    ...(configured
+      ? config.billingPlans.map((plan) => ({
+          id: plan.id,
+          name: plan.name,
+          price: plan.price,
+          includes: [...includedIn(plan), ...(plan.features ?? [])],
+        }))
+      : []),
+  ];
   return (
     <>
       <PageHeader title="Billing" description={`The plan of ${workspace.name} and what it allows.`} />
@@ -116,61 +156,65 @@ export default async function BillingPage({ params }: Params) {
             </p>
           </CardContent>
         </Card>
-        {configured && owner && upgrades.length > 0 ? (
-          <section aria-labelledby="plans">
-            <h2 id="plans" className="mb-3 text-base font-semibold">
-              Upgrade
-            </h2>
-            <ul className="grid grid-cols-1 gap-4 sm:grid-cols-2 lg:grid-cols-3">
-              {upgrades.map((plan) => (
-                <li key={plan.id} className="flex flex-col gap-4 rounded-lg border bg-card p-5 shadow-xs">
+        <section aria-labelledby="plans">
+          <h2 id="plans" className="mb-3 text-base font-semibold">
+            Plans
+          </h2>
+          <ul className="grid grid-cols-1 gap-4 sm:grid-cols-2 lg:grid-cols-3">
+            {offered.map((plan) => {
+              const current = plan.id === state.plan;
+              return (
+                <li
+                  key={plan.id}
+                  data-plan-card={plan.id}
+                  aria-current={current ? 'true' : undefined}
+                  className={cn(
+                    'flex flex-col gap-4 rounded-lg border bg-card p-5 shadow-xs',
+                    current && 'border-primary ring-1 ring-primary',
+                  )}
+                >
                   <div>
-                    <h3 className="font-semibold">{plan.name}</h3>
-                    <p className="mt-1 text-sm text-muted-foreground">
-                      {plan.seats ? `${plan.seats} seats` : 'Unlimited seats'} ·{' '}
-                      {plan.projects ? `${plan.projects} projects` : 'unlimited projects'}
-                    </p>
+                    <h3 className="flex flex-wrap items-center gap-2 font-semibold">
+                      {plan.name}
+                      {current ? <Badge>Current plan</Badge> : null}
+                    </h3>
+                    {plan.price ? (
+                      <p className="mt-1 text-lg font-semibold" data-price>
+                        {plan.price}
+                      </p>
+                    ) : null}
                   </div>
-                  <UpgradeButton
-                    slug={workspace.slug}
-                    workspaceId={workspace.id}
-                    plan={{ id: plan.id, name: plan.name }}
-                  />
+                  <ul className="grid flex-1 gap-1.5 text-sm" aria-label={`${plan.name} includes`}>
+                    {plan.includes.map((line) => (
+                      <li key={line} className="flex gap-2">
+                        <Check className="mt-0.5 size-4 shrink-0 text-primary" aria-hidden="true" />
+                        <span>{line}</span>
+                      </li>
+                    ))}
+                  </ul>
+                  {current || plan.id === 'free' || !configured ? null : owner ? (
+                    <UpgradeButton
+                      slug={workspace.slug}
+                      workspaceId={workspace.id}
+                      plan={{ id: plan.id, name: plan.name }}
+                    />
+                  ) : null}
                 </li>
-              ))}
-            </ul>
-          </section>
-        ) : null}
-        {!configured && owner ? (
-          <Card aria-labelledby="setup">
-            <CardHeader>
-              <CardTitle id="setup" className="flex items-center gap-2">
-                <Info className="size-4 text-primary" aria-hidden="true" />
-                Set up payments to offer paid plans
-              </CardTitle>
-              <CardDescription>
-                Everything else works without it. Whoever runs this server sets these and restarts it:
-              </CardDescription>
-            </CardHeader>
-            <CardContent>
-              <ol className="grid list-decimal gap-2 pl-5 text-sm">
-                <li>
-                  <code>STRIPE_SECRET_KEY</code>: the Stripe secret key of your account.
-                </li>
-                <li>
-                  <code>BILLING_PLANS</code>: the paid plans, with their Stripe price and limits.
-                </li>
-                <li>
-                  A Stripe webhook to <code>/api/billing/webhook</code>, its signing secret in{' '}
-                  <code>PAYMENT_WEBHOOK_SECRET</code>.
-                </li>
-              </ol>
-            </CardContent>
-          </Card>
-        ) : null}
-        {!owner && state.plan === 'free' && configured ? (
-          <p className="text-sm text-muted-foreground">Owners of this workspace can upgrade its plan.</p>
-        ) : null}
+              );
+            })}
+          </ul>
+          {configured && !owner ? (
+            <p className="mt-3 text-sm text-muted-foreground">
+              Owners of this workspace can change its plan.
+            </p>
+          ) : null}
+        </section>
+        {configured ? null : (
+          <p className="flex items-start gap-2 text-sm text-muted-foreground" data-billing-notice>
+            <Info className="mt-0.5 size-4 shrink-0" aria-hidden="true" />
+            Paid plans are not available here yet. Everything on the free plan keeps working.
+          </p>
+        )}
       </div>
     </>
   );
