@@ -107,7 +107,7 @@ export default async function BillingPage({ params }: Params) {
     {
       id: 'free',
       name: 'Free',
-      price: 'Free' as string | undefined,
+      price: 'No charge' as string | undefined,
       includes: includedIn({
         seats: config.freePlanSeats,
         projects: config.freePlanProjects,
