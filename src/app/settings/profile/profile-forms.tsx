@@ -42,7 +42,7 @@ export function PasswordForm({ minLength }: { minLength: number }) {
     <form action={action} className="grid max-w-xl gap-4" noValidate>
       <FormError>{state.error}</FormError>
       <CurrentPasswordField state={state} name="current_password" label="Current password" />
-      <NewPasswordField state={state} minLength={minLength} note="Other devices stay signed in." />
+      <NewPasswordField state={state} minLength={minLength} note="Your other sessions are signed out." />
       <div>
         <SubmitButton pendingText="Changing…">Change password</SubmitButton>
       </div>
