@@ -159,6 +159,8 @@ export interface Config {
   /** signed-in users may link and unlink identities (SECURITY_MANUAL_LINKING_ENABLED) */
   manualLinking: boolean;
   mfa: MfaConfig;
+  /** passkeys and WebAuthn second factors: the relying party and limits (docs/decisions/0090) */
+  webauthn: WebAuthnConfig;
   identity: IdentityLimits;
   /** the web app's files: pictures and project attachments (their buckets' limits) */
   appFiles: AppFilesConfig;
@@ -282,6 +284,26 @@ export interface MfaConfig {
   challengeExpirySeconds: number;
   /** factors per user, verified or not */
   maxEnrolledFactors: number;
+}
+
+/** Passkeys and WebAuthn factors (GoTrue's [auth.passkey] and [auth.webauthn]). */
+export interface WebAuthnConfig {
+  /** sign-in with passkeys and their /passkeys routes (PASSKEY_ENABLED) */
+  passkeysEnabled: boolean;
+  /** factor_type 'webauthn' may be enrolled, and verified (MFA_WEBAUTHN_ENROLL_ENABLED, _VERIFY_ENABLED) */
+  mfaEnrollEnabled: boolean;
+  mfaVerifyEnabled: boolean;
+  /** the relying party id: the host of APP_URL unless WEBAUTHN_RP_ID names a registrable suffix of it */
+  rpId: string;
+  rpDisplayName: string;
+  /** origins a ceremony may come from: APP_URL's unless WEBAUTHN_RP_ORIGINS lists them */
+  rpOrigins: string[];
+  /** seconds a ceremony's challenge can be answered (WEBAUTHN_CHALLENGE_EXPIRY_DURATION) */
+  challengeExpirySeconds: number;
+  /** passkeys per user (PASSKEY_MAX_PASSKEYS_PER_USER) */
+  maxPasskeysPerUser: number;
+  /** passkey sign-in ceremonies started per client address per rate-limit window (RATE_LIMIT_PASSKEY) */
+  ceremoniesPerAddress: number;
 }
 
 /** What the data API exposes and lets clients choose (PostgREST's db-schemas, db-tx-end, db-plan-enabled). */
@@ -455,6 +477,20 @@ const envSchema = z.object({
   MFA_ENCRYPTION_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   MFA_CHALLENGE_EXPIRY: positiveInt.min(30).max(3600).default(300),
   MFA_MAX_ENROLLED_FACTORS: positiveInt.max(100).default(10),
+  PASSKEY_ENABLED: boolFlag.default(true),
+  PASSKEY_MAX_PASSKEYS_PER_USER: positiveInt.max(100).default(10),
+  MFA_WEBAUTHN_ENROLL_ENABLED: boolFlag.default(true),
+  MFA_WEBAUTHN_VERIFY_ENABLED: boolFlag.default(true),
+  WEBAUTHN_RP_ID: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(/^[a-z0-9.-]+$/, 'must be a host name (no scheme, port or path)')
+    .optional(),
+  WEBAUTHN_RP_DISPLAY_NAME: z.string().trim().min(1).max(100).optional(),
+  WEBAUTHN_RP_ORIGINS: commaList.pipe(z.array(z.url()).min(1)).optional(),
+  WEBAUTHN_CHALLENGE_EXPIRY_DURATION: durationSeconds.pipe(z.number().min(30).max(3600)).default(300),
+  RATE_LIMIT_PASSKEY: positiveInt.default(30),
   SITE_URL: z.url().optional(),
   URI_ALLOW_LIST: commaList.default([]),
   MAILER_OTP_EXP: positiveInt.max(86400).default(3600),
@@ -649,6 +685,36 @@ const envSchema = z.object({
  * or not at all (then the SDK's default chain finds one). The secret is kept out of the object's
  * enumerable members, so logging the configuration can never print it.
  */
+/**
+ * The WebAuthn relying party: by default APP_URL's host and origin, since the pages run the
+ * ceremonies there. A browser only accepts an RP id that is the page's host or a registrable
+ * suffix of it, so every origin is checked against it now rather than failing every ceremony.
+ */
+function webauthnConfig(e: z.infer<typeof envSchema>, appUrl: string): WebAuthnConfig {
+  const origins = (e.WEBAUTHN_RP_ORIGINS ?? [appUrl]).map((o) => new URL(o).origin);
+  const rpId = e.WEBAUTHN_RP_ID ?? new URL(appUrl).hostname;
+  const outside = origins.find((o) => {
+    const host = new URL(o).hostname;
+    return host !== rpId && !host.endsWith(`.${rpId}`);
+  });
+  if (outside) {
+    throw new ConfigError(
+      `Invalid configuration: WEBAUTHN_RP_ID: ${rpId} is not the host of ${outside} nor a suffix of it (WEBAUTHN_RP_ORIGINS)`,
+    );
+  }
+  return {
+    passkeysEnabled: e.PASSKEY_ENABLED,
+    mfaEnrollEnabled: e.MFA_WEBAUTHN_ENROLL_ENABLED,
+    mfaVerifyEnabled: e.MFA_WEBAUTHN_VERIFY_ENABLED,
+    rpId,
+    rpDisplayName: e.WEBAUTHN_RP_DISPLAY_NAME ?? e.PRODUCT_NAME,
+    rpOrigins: [...new Set(origins)],
+    challengeExpirySeconds: e.WEBAUTHN_CHALLENGE_EXPIRY_DURATION,
+    maxPasskeysPerUser: e.PASSKEY_MAX_PASSKEYS_PER_USER,
+    ceremoniesPerAddress: e.RATE_LIMIT_PASSKEY,
+  };
+}
+
 function storageBackendConfig(e: z.infer<typeof envSchema>, dataDir: string): StorageBackendConfig {
   if (e.STORAGE_BACKEND === 'local') {
     return { kind: 'local', dir: path.resolve(e.STORAGE_LOCAL_DIR ?? path.join(dataDir, 'storage')) };
@@ -975,6 +1041,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       challengeExpirySeconds: e.MFA_CHALLENGE_EXPIRY,
       maxEnrolledFactors: e.MFA_MAX_ENROLLED_FACTORS,
     },
+    webauthn: webauthnConfig(e, appUrl),
     identity: {
       metadataMaxBytes: e.METADATA_MAX_BYTES,
       verifiedTokenCacheBytes: e.VERIFIED_TOKEN_CACHE_BYTES,

@@ -60,11 +60,13 @@ export async function startEnrolmentAction(_state: EnrolState, _form: FormData):
   const user = await signedInOrBack();
   try {
     const factor = await services().identity.enrollFactor(user.token, { factorType: 'totp' });
+    const totp = 'totp' in factor ? factor.totp : undefined;
+    if (!totp) throw new Error('a TOTP enrolment answers its secret');
     return {
       enrolment: {
         factorId: factor.id,
-        qrCode: `data:image/svg+xml;base64,${Buffer.from(factor.totp.qr_code).toString('base64')}`,
-        secret: factor.totp.secret,
+        qrCode: `data:image/svg+xml;base64,${Buffer.from(totp.qr_code).toString('base64')}`,
+        secret: totp.secret,
       },
     };
   } catch (error) {

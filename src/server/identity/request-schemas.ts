@@ -131,9 +131,27 @@ export const enrollFactorBody = z.object({
   friendly_name: z.string().max(100, 'friendly_name must be at most 100 characters').nullish(),
   issuer: z.string().max(100, 'issuer must be at most 100 characters').nullish(),
 });
-export const challengeFactorBody = z.object({ channel: z.string().max(16).nullish() }).nullish();
+// auth-js sends a WebAuthn factor's rpId and rpOrigins with the challenge; the server's own
+// relying party (WEBAUTHN_RP_*) decides, as GoTrue's does, so they are read and not used.
+export const challengeFactorBody = z
+  .object({ channel: z.string().max(16).nullish(), webauthn: z.record(z.string(), z.unknown()).nullish() })
+  .nullish();
 export const verifyFactorBody = z.object({
   challenge_id: z.uuid({ error: 'challenge_id must be a UUID' }),
   code: z.string().max(64, 'code must be at most 64 characters').nullish(),
+  webauthn: z
+    .object({
+      type: z.string().max(16).nullish(),
+      credential_response: z.unknown().optional(),
+    })
+    .nullish(),
+});
+/** POST /passkeys/registration/verify and /passkeys/authentication/verify; the credential is checked by its ceremony. */
+export const passkeyCeremonyBody = z.object({
+  challenge_id: z.string({ error: 'challenge_id is required' }).min(1, 'challenge_id is required'),
+  credential: z.unknown().optional(),
+});
+export const passkeyUpdateBody = z.object({
+  friendly_name: z.string({ error: 'friendly_name must be a string' }).nullish(),
 });
 export const factorId = z.uuid({ error: 'factor_id must be an UUID' });

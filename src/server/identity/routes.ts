@@ -26,6 +26,8 @@ import {
   inviteBody,
   magicLinkBody,
   otpBody,
+  passkeyCeremonyBody,
+  passkeyUpdateBody,
   recoverBody,
   resendBody,
   signUpBody,
@@ -146,6 +148,30 @@ function factorIdParam(raw: string | undefined): string {
   const parsed = factorIdSchema.safeParse(raw);
   if (!parsed.success) throw authError(404, 'validation_failed', 'factor_id must be an UUID');
   return parsed.data;
+}
+
+/** GoTrue answers a passkey id that is not a UUID as an unknown passkey. */
+function passkeyIdParam(raw: string | undefined): string {
+  const parsed = factorIdSchema.safeParse(raw);
+  if (!parsed.success) throw authError(404, 'validation_failed', 'Passkey not found');
+  return parsed.data;
+}
+
+/** The switch comes first (GoTrue's requirePasskeyEnabled), then the session, then a named account. */
+function passkeyCaller(caller: Caller, enabled: boolean, named: boolean) {
+  if (!enabled) throw authError(404, 'passkey_disabled', 'Passkeys are disabled');
+  return named ? requireNamedUser(caller) : requireUser(caller);
+}
+
+/** A ceremony's body, checked as GoTrue checks it: both members present, the challenge id a UUID. */
+function passkeyCeremony(body: unknown, enabled: boolean) {
+  if (!enabled) throw authError(404, 'passkey_disabled', 'Passkeys are disabled');
+  const input = parseWith(passkeyCeremonyBody, body ?? {});
+  if (input.credential === undefined || input.credential === null)
+    throw errors.validation('credential is required');
+  const challengeId = uuid.safeParse(input.challenge_id);
+  if (!challengeId.success) throw errors.validation('challenge_id must be a valid UUID');
+  return { challengeId: challengeId.data, credential: input.credential };
 }
 
 function requireAdmin(caller: Caller): void {
@@ -283,7 +309,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
       sms_provider: '',
       saml_enabled: false,
       saml_private_key_next_configured: false,
-      passkeys_enabled: false,
+      passkeys_enabled: service.deps.passkeys.enabled,
     }),
   );
 
@@ -469,6 +495,9 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
         challengeId: input.challenge_id,
         code: input.code ?? '',
         ip: requestContext(c, deps.trustProxy).ip,
+        webauthn: input.webauthn
+          ? { type: input.webauthn.type, credentialResponse: input.webauthn.credential_response }
+          : undefined,
       }),
     );
   });
@@ -488,6 +517,49 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     requireAdmin(c.get('caller'));
     const userId = parseWith(uuid, c.req.param('id'));
     return c.json(await service.adminDeleteFactor(userId, factorIdParam(c.req.param('factorId'))));
+  });
+
+  // Passkeys (flows/passkeys.ts): the sign-in ceremony needs no session, the rest do.
+  app.post('/passkeys/authentication/options', async (c) =>
+    c.json(await service.passkeyAuthenticationStart(requestContext(c, deps.trustProxy))),
+  );
+  app.post('/passkeys/authentication/verify', async (c) => {
+    const input = passkeyCeremony(await readJsonBody(c.req.raw), service.deps.passkeys.enabled);
+    return c.json(await service.passkeyAuthenticationFinish(input, requestContext(c, deps.trustProxy)));
+  });
+  app.post('/passkeys/registration/options', async (c) => {
+    const claims = passkeyCaller(c.get('caller'), service.deps.passkeys.enabled, true);
+    return c.json(await service.passkeyRegistrationStart(claims));
+  });
+  app.post('/passkeys/registration/verify', async (c) => {
+    const claims = passkeyCaller(c.get('caller'), service.deps.passkeys.enabled, true);
+    const input = passkeyCeremony(await readJsonBody(c.req.raw), true);
+    return c.json(await service.passkeyRegistrationFinish(claims, input));
+  });
+  app.get('/passkeys', async (c) => {
+    const claims = passkeyCaller(c.get('caller'), service.deps.passkeys.enabled, false);
+    return c.json(await service.listPasskeys(claims));
+  });
+  app.patch('/passkeys/:passkeyId', async (c) => {
+    const claims = passkeyCaller(c.get('caller'), service.deps.passkeys.enabled, false);
+    const id = passkeyIdParam(c.req.param('passkeyId'));
+    const input = parseWith(passkeyUpdateBody, (await readJsonBody(c.req.raw)) ?? {});
+    return c.json(await service.renamePasskey(claims, id, input.friendly_name ?? ''));
+  });
+  app.delete('/passkeys/:passkeyId', async (c) => {
+    const claims = passkeyCaller(c.get('caller'), service.deps.passkeys.enabled, false);
+    await service.deletePasskey(claims, passkeyIdParam(c.req.param('passkeyId')));
+    return c.body(null, 204);
+  });
+  app.get('/admin/users/:id/passkeys', async (c) => {
+    requireAdmin(c.get('caller'));
+    return c.json(await service.adminListPasskeys(parseWith(uuid, c.req.param('id'))));
+  });
+  app.delete('/admin/users/:id/passkeys/:passkeyId', async (c) => {
+    requireAdmin(c.get('caller'));
+    const userId = parseWith(uuid, c.req.param('id'));
+    await service.adminDeletePasskey(userId, passkeyIdParam(c.req.param('passkeyId')));
+    return c.body(null, 204);
   });
 
   app.post('/invite', async (c) => {

@@ -18,6 +18,7 @@ import * as grants from './flows/token-grants.js';
 import * as identities from './flows/identities.js';
 import * as oauth from './flows/oauth.js';
 import * as ownSessions from './flows/own-sessions.js';
+import * as passkeys from './flows/passkeys.js';
 import * as user from './flows/user.js';
 import * as verify from './flows/verify.js';
 import { HashQueue } from './hash-queue.js';
@@ -81,6 +82,19 @@ export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner
       maxEnrolledFactors: config.mfa.maxEnrolledFactors,
       failuresPerFactor: config.rateLimits.mfaFailuresPerFactor,
       unverifiedFactorExpirySeconds: 300,
+      webauthnEnroll: config.webauthn.mfaEnrollEnabled,
+      webauthnVerify: config.webauthn.mfaVerifyEnabled,
+    },
+    passkeys: {
+      enabled: config.webauthn.passkeysEnabled,
+      rp: {
+        id: config.webauthn.rpId,
+        name: config.webauthn.rpDisplayName,
+        origins: config.webauthn.rpOrigins,
+        challengeExpirySeconds: config.webauthn.challengeExpirySeconds,
+      },
+      maxPerUser: config.webauthn.maxPasskeysPerUser,
+      ceremoniesPerAddress: config.webauthn.ceremoniesPerAddress,
     },
     passwords: createPasswordHasher(
       new HashQueue({
@@ -286,6 +300,45 @@ export class IdentityService {
 
   adminDeleteFactor(userId: string, factorId: string) {
     return mfa.adminDeleteFactor(this.deps, userId, factorId);
+  }
+
+  passkeyRegistrationStart(claims: AccessTokenClaims) {
+    return passkeys.registrationStart(this.deps, claims);
+  }
+
+  passkeyRegistrationFinish(claims: AccessTokenClaims, input: passkeys.CeremonyInput) {
+    return passkeys.registrationFinish(this.deps, claims, input);
+  }
+
+  passkeyAuthenticationStart(context: RequestContext) {
+    return passkeys.authenticationStart(this.deps, context);
+  }
+
+  passkeyAuthenticationFinish(
+    input: passkeys.CeremonyInput,
+    context: RequestContext,
+  ): Promise<TokenResponse> {
+    return passkeys.authenticationFinish(this.deps, input, context);
+  }
+
+  listPasskeys(claims: AccessTokenClaims) {
+    return passkeys.list(this.deps, claims);
+  }
+
+  renamePasskey(claims: AccessTokenClaims, passkeyId: string, name: string) {
+    return passkeys.rename(this.deps, claims, passkeyId, name);
+  }
+
+  deletePasskey(claims: AccessTokenClaims, passkeyId: string): Promise<void> {
+    return passkeys.remove(this.deps, claims, passkeyId);
+  }
+
+  adminListPasskeys(userId: string) {
+    return passkeys.adminList(this.deps, userId);
+  }
+
+  adminDeletePasskey(userId: string, passkeyId: string): Promise<void> {
+    return passkeys.adminRemove(this.deps, userId, passkeyId);
   }
 
   /** The web app's recovery codes: new ones for an aal2 session (the old ones stop working). */

@@ -8,6 +8,7 @@ import type { RateLimits } from '../../config.js';
 import { signAccessToken, type AccessTokenClaims, type TokenSigner } from '../access-tokens.js';
 import type { EmailActionSettings } from '../email-actions.js';
 import type { MfaSettings } from './mfa.js';
+import type { PasskeySettings } from './passkeys.js';
 import { errors } from '../errors.js';
 import type { OAuthProvider } from '../oauth/providers.js';
 import type { PasswordHasher } from '../passwords.js';
@@ -50,6 +51,8 @@ export interface IdentityDeps {
   oauth: { providers: OAuthProvider[]; manualLinking: boolean };
   /** TOTP factors: the sealing key, limits and expiries */
   mfa: MfaSettings;
+  /** passkeys: the relying party, the switch and limits */
+  passkeys: PasskeySettings;
   /** every password hash and verify, through the process's one fair queue */
   passwords: PasswordHasher;
 }

@@ -1,7 +1,8 @@
-// In charge of TOTP multi-factor authentication, GoTrue's /factors family: enrol (secret, otpauth
-// URI, QR code), challenge, verify (the session rises to aal2 with a fresh refresh token), unenrol
-// (aal2 needed for a verified factor), the admin's list and delete, and the web app's recovery
-// codes (shown once; one of them stands in for a code from the app).
+// In charge of multi-factor authentication, GoTrue's /factors family: enrol (a TOTP secret, otpauth
+// URI and QR code, or a WebAuthn factor whose credential its first challenge registers),
+// challenge, verify (the session rises to aal2 with a fresh refresh token), unenrol (aal2 needed
+// for a verified factor), the admin's list and delete, and the web app's recovery codes (shown
+// once; one of them stands in for a code from the app). WebAuthn's ceremonies are in mfa-webauthn.ts.
 import type { Queryable } from '../../db/pool.js';
 import { withService, type Tx } from '../../db/transactions.js';
 import type { AccessTokenClaims, AmrEntry } from '../access-tokens.js';
@@ -18,6 +19,7 @@ import { countHits, limitsReached, type Limit } from '../rate-limit.js';
 import { hashRefreshToken, newRefreshToken } from '../refresh-tokens.js';
 import { findUserById, isBanned } from '../users.js';
 import { requireLiveUser, tokenResponse, type IdentityDeps, type TokenResponse } from './context.js';
+import { webauthnChallenge, webauthnVerify, type WebAuthnAnswer } from './mfa-webauthn.js';
 
 export interface MfaSettings {
   keys: MfaKeys;
@@ -31,18 +33,27 @@ export interface MfaSettings {
   failuresPerFactor: number;
   /** an unverified factor older than this is removed at the next enrolment (GoTrue: 300 s) */
   unverifiedFactorExpirySeconds: number;
+  /** factor_type webauthn may be enrolled (MFA_WEBAUTHN_ENROLL_ENABLED) and challenged or verified (_VERIFY_ENABLED) */
+  webauthnEnroll: boolean;
+  webauthnVerify: boolean;
 }
 
 /** The amr method of a session raised to aal2 by a recovery code. */
 export const RECOVERY_CODE_METHOD = 'mfa/recovery_code';
+/** The amr method of a session raised to aal2 by a WebAuthn factor (GoTrue's MFAWebAuthn). */
+export const WEBAUTHN_METHOD = 'mfa/webauthn';
 
-interface FactorRow {
+export interface FactorRow {
   id: string;
   user_id: string;
   friendly_name: string | null;
   factor_type: string;
   status: 'verified' | 'unverified';
-  secret: string;
+  secret: string | null;
+  web_authn_credential_id: Buffer | null;
+  web_authn_public_key: Buffer | null;
+  web_authn_sign_count: string | null;
+  web_authn_transports: string[] | null;
   last_used_step: string | null;
   last_challenged_at: Date | null;
   created_at: Date;
@@ -50,7 +61,12 @@ interface FactorRow {
 }
 
 /** GoTrue's factor JSON (what /user's factors, the admin list and the admin delete return). */
-export function renderFactor(f: Omit<FactorRow, 'secret' | 'last_used_step' | 'user_id'>) {
+export function renderFactor(
+  f: Pick<
+    FactorRow,
+    'id' | 'friendly_name' | 'factor_type' | 'status' | 'created_at' | 'updated_at' | 'last_challenged_at'
+  >,
+) {
   return {
     id: f.id,
     friendly_name: f.friendly_name ?? '',
@@ -62,7 +78,7 @@ export function renderFactor(f: Omit<FactorRow, 'secret' | 'last_used_step' | 'u
   };
 }
 
-const mfaErrors = {
+export const mfaErrors = {
   insufficientAal: (status: number, message: string) => authError(status, 'insufficient_aal', message),
   factorNotFound: () => authError(404, 'mfa_factor_not_found', 'Factor not found'),
   challengeNotFound: () =>
@@ -93,7 +109,7 @@ export async function sessionAal(db: Queryable, sessionId: string): Promise<stri
   return result.rows[0]?.aal ?? 'aal1';
 }
 
-async function ownedFactor(tx: Queryable, userId: string, factorId: string, lock = false) {
+export async function ownedFactor(tx: Queryable, userId: string, factorId: string, lock = false) {
   const result = await tx.query<FactorRow>(
     `select * from auth.mfa_factors where id = $1 and user_id = $2${lock ? ' for update' : ''}`,
     [factorId, userId],
@@ -114,10 +130,12 @@ export async function enroll(deps: IdentityDeps, claims: AccessTokenClaims, inpu
   if (input.factorType === 'phone') {
     throw authError(422, 'mfa_phone_enroll_not_enabled', 'MFA enroll is disabled for Phone');
   }
-  if (input.factorType === 'webauthn') {
+  if (input.factorType === 'webauthn' && !deps.mfa.webauthnEnroll) {
     throw authError(422, 'mfa_webauthn_enroll_not_enabled', 'MFA enroll is disabled for WebAuthn');
   }
-  if (input.factorType !== 'totp') throw errors.validation('factor_type needs to be totp');
+  if (input.factorType !== 'totp' && input.factorType !== 'webauthn') {
+    throw errors.validation('factor_type needs to be totp or webauthn');
+  }
   const settings = deps.mfa;
   const friendlyName = input.friendlyName ?? '';
   return withService(deps.pool, async (tx) => {
@@ -151,6 +169,14 @@ export async function enroll(deps: IdentityDeps, claims: AccessTokenClaims, inpu
     if (hasVerified && (await sessionAal(tx, claims.session_id)) !== 'aal2') {
       throw mfaErrors.insufficientAal(403, 'AAL2 required to enroll a new factor');
     }
+    if (input.factorType === 'webauthn') {
+      // Its credential comes with the first challenge and verification (mfa-webauthn.ts).
+      const created = await tx.query<{ id: string }>(
+        `insert into auth.mfa_factors (user_id, friendly_name, factor_type) values ($1, $2, 'webauthn') returning id`,
+        [user.id, friendlyName || null],
+      );
+      return { id: created.rows[0]!.id, type: 'webauthn', friendly_name: friendlyName };
+    }
     const issuer = input.issuer || settings.defaultIssuer;
     const totp = await newTotp(issuer, user.email ?? user.phone ?? user.id);
     const id = crypto.randomUUID();
@@ -178,6 +204,7 @@ export async function challenge(
   return withService(deps.pool, async (tx) => {
     await requireLiveUser(tx, claims);
     const factor = await ownedFactor(tx, claims.sub, factorId);
+    if (factor.factor_type === 'webauthn') return webauthnChallenge(deps, tx, factor, ip);
     const created = await tx.query<{ id: string; created_at: Date }>(
       'insert into auth.mfa_challenges (factor_id, ip_address) values ($1, $2::inet) returning id, created_at',
       [factor.id, ip],
@@ -192,7 +219,7 @@ export async function challenge(
   });
 }
 
-function failureLimit(deps: IdentityDeps, bucket: string): Limit[] {
+export function failureLimit(deps: IdentityDeps, bucket: string): Limit[] {
   return [
     {
       bucket,
@@ -206,9 +233,11 @@ export interface VerifyInput {
   challengeId: string;
   code: string;
   ip: string | null;
+  /** a WebAuthn factor's answer: the ceremony (create or request) and the credential's response */
+  webauthn?: WebAuthnAnswer | undefined;
 }
 
-type Checked = { ok: true; response: TokenResponse } | { ok: false; error: Error };
+export type Checked = { ok: true; response: TokenResponse } | { ok: false; error: Error };
 
 /** POST /factors/{id}/verify: a right, unused code raises the session to aal2. */
 export async function verify(
@@ -217,6 +246,11 @@ export async function verify(
   factorId: string,
   input: VerifyInput,
 ): Promise<TokenResponse> {
+  const kind = await deps.pool.query<{ factor_type: string }>(
+    'select factor_type from auth.mfa_factors where id = $1 and user_id = $2',
+    [factorId, claims.sub],
+  );
+  if (kind.rows[0]?.factor_type === 'webauthn') return webauthnVerify(deps, claims, factorId, input);
   if (!input.code) throw errors.validation('Code needs to be non-empty');
   const limit = failureLimit(deps, `mfa:factor:${factorId}`);
   // A refusal must still commit what it counted, so failures are returned, not thrown, in here.
@@ -246,7 +280,7 @@ export async function verify(
       await tx.query('delete from auth.mfa_challenges where id = $1', [row.id]);
       return { ok: false, error: mfaErrors.challengeExpired(row.id) };
     }
-    const secret = openSecret(deps.mfa.keys, factor.id, factor.secret);
+    const secret = openSecret(deps.mfa.keys, factor.id, factor.secret ?? '');
     const step = matchingStep(secret, input.code);
     const lastStep = factor.last_used_step === null ? null : Number(factor.last_used_step);
     if (step === null || (lastStep !== null && step <= lastStep)) {
@@ -274,7 +308,7 @@ export async function verify(
  * refresh token it had is revoked and a fresh one issued (an aal1 token cannot yield aal2 tokens),
  * and the user's other sessions still at aal1 end (GoTrue's rule).
  */
-async function raiseSession(
+export async function raiseSession(
   deps: IdentityDeps,
   tx: Tx,
   claims: AccessTokenClaims,
@@ -327,9 +361,9 @@ async function removeFactor(tx: Tx, factor: FactorRow): Promise<void> {
   await tx.query(
     `update auth.sessions set aal = 'aal1', factor_id = null, updated_at = now(),
        amr = coalesce((select jsonb_agg(e) from jsonb_array_elements(amr) e
-                       where e->>'method' not in ('totp', $3)), '[]')
+                       where e->>'method' not in ('totp', $3, $5)), '[]')
      where user_id = $1 and aal = 'aal2' and ($2 or factor_id = $4)`,
-    [factor.user_id, noneLeft, RECOVERY_CODE_METHOD, factor.id],
+    [factor.user_id, noneLeft, RECOVERY_CODE_METHOD, factor.id, WEBAUTHN_METHOD],
   );
   if (noneLeft) await tx.query('delete from auth.mfa_recovery_codes where user_id = $1', [factor.user_id]);
 }
