@@ -167,7 +167,13 @@ async function main(): Promise<void> {
   // Mail goes out only where SMTP is configured; otherwise it waits in the outbox (dev mailbox).
   const mail =
     config.mailDelivery === 'smtp' && config.smtpUrl
-      ? new MailDelivery({ pool, logger, smtp: config.smtpUrl, from: config.mailFrom })
+      ? new MailDelivery({
+          pool,
+          logger,
+          smtp: config.smtpUrl,
+          from: config.mailFrom,
+          brand: { productName: config.authEmail.productName, siteUrl: config.appUrl },
+        })
       : undefined;
   mail?.start();
   const scheduler = config.scheduler

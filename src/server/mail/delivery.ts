@@ -4,6 +4,8 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
+import { LOGO_CID, LOGO_SRC, logoPng } from './logo.js';
+import { materializeMail, type MailBrand } from './materialize.js';
 import type { OutboxRow } from './outbox.js';
 
 export interface DeliveryOptions {
@@ -12,6 +14,8 @@ export interface DeliveryOptions {
   /** an SMTP URL (smtp://user:pass@host:port) or a ready transporter (tests) */
   smtp: string | Transporter;
   from: string;
+  /** the product's name and address, for e-mails rendered at delivery (invitations) */
+  brand?: MailBrand;
   batchSize?: number;
   maxAttempts?: number;
   /** how long a claimed message is reserved for this worker */
@@ -42,6 +46,7 @@ export class MailDelivery {
       pool: options.pool,
       logger: options.logger,
       from: options.from,
+      brand: options.brand ?? { productName: 'Tenantry', siteUrl: 'http://localhost:3000' },
       batchSize: options.batchSize ?? 50,
       maxAttempts: options.maxAttempts ?? 8,
       leaseSeconds: options.leaseSeconds ?? 120,
@@ -62,19 +67,25 @@ export class MailDelivery {
          limit $1
          for update skip locked)
        returning o.id, o.kind, o.to_address, o.subject, o.text_body, o.html_body, o.headers,
-                 o.message_id, o.created_at, o.attempts, o.last_error, o.sent_at, o.failed_at`,
+                 o.message_id, o.created_at, o.attempts, o.last_error, o.sent_at, o.failed_at, o.template`,
       [this.options.batchSize, this.options.leaseSeconds],
     );
     return result.rows;
   }
 
   private async send(message: OutboxRow): Promise<void> {
+    const mail = materializeMail(message, this.options.brand);
+    // The logo travels with the message (Content-ID) so no client fetches anything to show it;
+    // an operator's own HTML that does not name it gets no attachment.
+    const logo = mail.html?.includes(LOGO_SRC)
+      ? [{ filename: 'logo.png', content: logoPng(), contentType: 'image/png', cid: LOGO_CID }]
+      : [];
     await this.transport.sendMail({
       from: this.options.from,
       to: message.to_address,
-      subject: message.subject,
-      text: message.text_body,
-      ...(message.html_body ? { html: message.html_body } : {}),
+      subject: mail.subject,
+      text: mail.text,
+      ...(mail.html ? { html: mail.html, attachments: logo } : {}),
       headers: message.headers,
       messageId: message.message_id,
     });

@@ -28,6 +28,8 @@ export interface OutboxRow {
   last_error: string | null;
   sent_at: Date | null;
   failed_at: Date | null;
+  /** the facts of a message rendered when read (materialize.ts), or null */
+  template: Record<string, unknown> | null;
 }
 
 /** Enqueues one message; returns its id, or null when the dedupe key was already used. */
@@ -59,7 +61,7 @@ export async function enqueueMail(
 export async function recentMail(db: Queryable, limit = 50): Promise<OutboxRow[]> {
   const result = await db.query<OutboxRow>(
     `select id, kind, to_address, subject, text_body, html_body, headers, message_id, created_at,
-            attempts, last_error, sent_at, failed_at
+            attempts, last_error, sent_at, failed_at, template
      from internal.outbox order by id desc limit $1`,
     [limit],
   );

@@ -1,11 +1,13 @@
 // In charge of the identity e-mails' words: the built-in subject, plain-text and HTML templates
-// of each kind, their replacement by files in MAIL_TEMPLATES_DIR, and rendering. Templates use
+// of each kind (the HTML in the shared e-mail layout, mail/layout.tsx), their replacement by
+// files in MAIL_TEMPLATES_DIR, and rendering. Templates use
 // GoTrue's variable syntax ({{ .ConfirmationURL }}, {{ .Token }}, {{ .Data.name }}, ...) so
 // Supabase templates carry over; every value is HTML-escaped in HTML and stripped of line breaks
 // in subjects. Only substitutions are supported, and a template naming an unknown variable is
 // refused when the process starts. Pure apart from reading the directory once.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { MailLayout, MailNote, MailParagraph, renderMailHtml } from '../mail/layout.js';
 
 export const AUTH_MAIL_KINDS = [
   'confirmation',
@@ -54,23 +56,25 @@ const VARIABLES = new Set([
 
 const PLACEHOLDER = /\{\{\s*\.([A-Za-z]+)(?:\.([A-Za-z0-9_]+))?\s*\}\}/g;
 
-function layout(title: string, body: string): string {
-  return `<!doctype html>
-<html>
-  <body style="font-family: system-ui, -apple-system, sans-serif; color: #1f2937; line-height: 1.5">
-    <h2 style="margin: 0 0 16px">${title}</h2>
-${body}
-    <p style="color: #6b7280; font-size: 13px">{{ .ProductName }} · <a href="{{ .SiteURL }}">{{ .SiteURL }}</a></p>
-  </body>
-</html>
-`;
+// The built-in HTML parts are the shared e-mail layout rendered once with GoTrue placeholders as its
+// values, so they are substituted (and escaped) exactly like an operator's own HTML template.
+function html(heading: string, body: string, action: string | null, notes: string): string {
+  return renderMailHtml(
+    <MailLayout
+      productName="{{ .ProductName }}"
+      siteUrl="{{ .SiteURL }}"
+      preview={body}
+      heading={heading}
+      {...(action ? { action: { label: action, url: '{{ .ConfirmationURL }}' } } : {})}
+      code="{{ .Token }}"
+      codeLabel={action ? 'Or enter this code:' : 'Your code:'}
+      notes={<MailNote>{notes}</MailNote>}
+    >
+      <MailParagraph>{body}</MailParagraph>
+    </MailLayout>,
+  );
 }
 
-function button(label: string): string {
-  return `    <p><a href="{{ .ConfirmationURL }}" style="display: inline-block; padding: 10px 16px; background: #111827; color: #ffffff; border-radius: 6px; text-decoration: none">${label}</a></p>`;
-}
-
-const CODE_HTML = `    <p>Or enter this code: <strong style="font-size: 18px; letter-spacing: 2px">{{ .Token }}</strong></p>`;
 const IGNORE = 'If you did not ask for this, you can ignore this e-mail.';
 
 export const BUILT_IN_TEMPLATES: AuthMailTemplates = {
@@ -84,12 +88,11 @@ Or enter this code: {{ .Token }}
 
 The link and the code work for {{ .ValidFor }}. ${IGNORE}
 `,
-    html: layout(
+    html: html(
       'Confirm your e-mail address',
-      `    <p>Confirm your e-mail address ({{ .Email }}) to finish signing up for {{ .ProductName }}.</p>
-${button('Confirm my e-mail address')}
-${CODE_HTML}
-    <p>The link and the code work for {{ .ValidFor }}. ${IGNORE}</p>`,
+      'Confirm your e-mail address ({{ .Email }}) to finish signing up for {{ .ProductName }}.',
+      'Confirm my e-mail address',
+      `The link and the code work for {{ .ValidFor }}. ${IGNORE}`,
     ),
   },
   invite: {
@@ -102,12 +105,11 @@ Or enter this code: {{ .Token }}
 
 The link and the code work for {{ .ValidFor }}. ${IGNORE}
 `,
-    html: layout(
+    html: html(
       'You have been invited',
-      `    <p>You have been invited to create an account on {{ .ProductName }} with {{ .Email }}.</p>
-${button('Accept the invitation')}
-${CODE_HTML}
-    <p>The link and the code work for {{ .ValidFor }}. ${IGNORE}</p>`,
+      'You have been invited to create an account on {{ .ProductName }} with {{ .Email }}.',
+      'Accept the invitation',
+      `The link and the code work for {{ .ValidFor }}. ${IGNORE}`,
     ),
   },
   recovery: {
@@ -120,12 +122,11 @@ Or enter this code: {{ .Token }}
 
 The link and the code work for {{ .ValidFor }}. If you did not ask for this, ignore this e-mail: your password stays as it is.
 `,
-    html: layout(
+    html: html(
       'Reset your password',
-      `    <p>Someone asked to reset the password of {{ .Email }} on {{ .ProductName }}.</p>
-${button('Choose a new password')}
-${CODE_HTML}
-    <p>The link and the code work for {{ .ValidFor }}. If you did not ask for this, ignore this e-mail: your password stays as it is.</p>`,
+      'Someone asked to reset the password of {{ .Email }} on {{ .ProductName }}.',
+      'Choose a new password',
+      `The link and the code work for {{ .ValidFor }}. If you did not ask for this, ignore this e-mail: your password stays as it is.`,
     ),
   },
   magic_link: {
@@ -138,12 +139,11 @@ Or enter this code: {{ .Token }}
 
 The link and the code work for {{ .ValidFor }}, once. ${IGNORE}
 `,
-    html: layout(
+    html: html(
       'Sign in',
-      `    <p>Sign in to {{ .ProductName }} as {{ .Email }}.</p>
-${button('Sign in')}
-${CODE_HTML}
-    <p>The link and the code work for {{ .ValidFor }}, once. ${IGNORE}</p>`,
+      'Sign in to {{ .ProductName }} as {{ .Email }}.',
+      'Sign in',
+      `The link and the code work for {{ .ValidFor }}, once. ${IGNORE}`,
     ),
   },
   email_change: {
@@ -156,12 +156,11 @@ Or enter this code: {{ .Token }}
 
 The link and the code work for {{ .ValidFor }}. Until the change is confirmed, {{ .Email }} stays in force. ${IGNORE}
 `,
-    html: layout(
+    html: html(
       'Confirm your new e-mail address',
-      `    <p>Confirm the change of your {{ .ProductName }} e-mail address from {{ .Email }} to {{ .NewEmail }}.</p>
-${button('Confirm the change')}
-${CODE_HTML}
-    <p>The link and the code work for {{ .ValidFor }}. Until the change is confirmed, {{ .Email }} stays in force. ${IGNORE}</p>`,
+      'Confirm the change of your {{ .ProductName }} e-mail address from {{ .Email }} to {{ .NewEmail }}.',
+      'Confirm the change',
+      `The link and the code work for {{ .ValidFor }}. Until the change is confirmed, {{ .Email }} stays in force. ${IGNORE}`,
     ),
   },
   reauthentication: {
@@ -172,11 +171,11 @@ ${CODE_HTML}
 
 The code works for {{ .ValidFor }}. ${IGNORE}
 `,
-    html: layout(
+    html: html(
       'Confirm it is you',
-      `    <p>Enter this code to confirm it is you ({{ .Email }}) on {{ .ProductName }}:</p>
-    <p><strong style="font-size: 22px; letter-spacing: 3px">{{ .Token }}</strong></p>
-    <p>The code works for {{ .ValidFor }}. ${IGNORE}</p>`,
+      'Enter this code to confirm it is you ({{ .Email }}) on {{ .ProductName }}.',
+      null,
+      `The code works for {{ .ValidFor }}. ${IGNORE}`,
     ),
   },
 };
