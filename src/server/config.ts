@@ -164,6 +164,8 @@ export interface Config {
   identity: IdentityLimits;
   /** the web app's files: pictures and project attachments (their buckets' limits) */
   appFiles: AppFilesConfig;
+  /** APP_LIVE_TOKEN_SECONDS: the life of the access token a page is handed for realtime (decision 0082) */
+  appLiveTokenSeconds: number;
   /** where stored files' bytes live (STORAGE_BACKEND and its settings) */
   storageBackend: StorageBackendConfig;
   /** the /storage/v1 API's limits */
@@ -533,6 +535,7 @@ const envSchema = z.object({
   STORAGE_MAX_UPLOAD_BYTES: positiveInt.max(5 * 1024 ** 4).default(50 * 1024 ** 3),
   APP_PICTURE_MAX_BYTES: positiveInt.max(100 * 1024 * 1024).default(2 * 1024 * 1024),
   APP_PROJECT_FILE_MAX_BYTES: positiveInt.max(5 * 1024 ** 4).default(50 * 1024 * 1024),
+  APP_LIVE_TOKEN_SECONDS: z.coerce.number().int().min(20).max(3600).default(120),
   // Comma-separated MIME types (`image/*` for a family), or `*` for any type.
   APP_PROJECT_FILE_TYPES: z
     .string()
@@ -992,6 +995,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       projectFileTypes:
         e.APP_PROJECT_FILE_TYPES === undefined ? DEFAULT_PROJECT_FILE_TYPES : e.APP_PROJECT_FILE_TYPES,
     },
+    appLiveTokenSeconds: e.APP_LIVE_TOKEN_SECONDS,
     realtime: {
       maxConnectionsPerAddress: e.REALTIME_MAX_CONNECTIONS_PER_ADDRESS,
       maxChannelsPerSocket: e.REALTIME_MAX_CHANNELS_PER_SOCKET,
