@@ -300,7 +300,7 @@ export interface WebAuthnConfig {
   rpDisplayName: string;
   /** origins a ceremony may come from: APP_URL's unless WEBAUTHN_RP_ORIGINS lists them */
   rpOrigins: string[];
-  /** seconds a ceremony's challenge can be answered (WEBAUTHN_CHALLENGE_EXPIRY_DURATION) */
+  /** seconds a ceremony's challenge can be answered (WEBAUTHN_CHALLENGE_EXPIRY) */
   challengeExpirySeconds: number;
   /** passkeys per user (PASSKEY_MAX_PASSKEYS_PER_USER) */
   maxPasskeysPerUser: number;
@@ -491,7 +491,7 @@ const envSchema = z.object({
     .optional(),
   WEBAUTHN_RP_DISPLAY_NAME: z.string().trim().min(1).max(100).optional(),
   WEBAUTHN_RP_ORIGINS: commaList.pipe(z.array(z.url()).min(1)).optional(),
-  WEBAUTHN_CHALLENGE_EXPIRY_DURATION: durationSeconds.pipe(z.number().min(30).max(3600)).default(300),
+  WEBAUTHN_CHALLENGE_EXPIRY: durationSeconds.pipe(z.number().min(30).max(3600)).default(300),
   RATE_LIMIT_PASSKEY: positiveInt.default(30),
   SITE_URL: z.url().optional(),
   URI_ALLOW_LIST: commaList.default([]),
@@ -712,7 +712,7 @@ function webauthnConfig(e: z.infer<typeof envSchema>, appUrl: string): WebAuthnC
     rpId,
     rpDisplayName: e.WEBAUTHN_RP_DISPLAY_NAME ?? e.PRODUCT_NAME,
     rpOrigins: [...new Set(origins)],
-    challengeExpirySeconds: e.WEBAUTHN_CHALLENGE_EXPIRY_DURATION,
+    challengeExpirySeconds: e.WEBAUTHN_CHALLENGE_EXPIRY,
     maxPasskeysPerUser: e.PASSKEY_MAX_PASSKEYS_PER_USER,
     ceremoniesPerAddress: e.RATE_LIMIT_PASSKEY,
   };

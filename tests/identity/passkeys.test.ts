@@ -15,7 +15,7 @@ const RP_ID = 'app.example.com';
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startTestServer({ APP_URL: ORIGIN, WEBAUTHN_CHALLENGE_EXPIRY_DURATION: '30' });
+  server = await startTestServer({ APP_URL: ORIGIN, WEBAUTHN_CHALLENGE_EXPIRY: '30' });
 });
 afterAll(async () => {
   await server?.close();
