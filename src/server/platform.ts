@@ -232,12 +232,16 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
     pool,
     logger,
     webhookSecret: config.paymentWebhookSecret,
-    handlers: createBillingHandlers({ plans: config.billingPlans, appUrl: config.appUrl }),
+    handlers: createBillingHandlers({
+      plans: config.billingPlans,
+      appUrl: config.appUrl,
+      productName: config.authEmail.productName,
+    }),
   });
   app.route('/api/billing', billingRoutes(webhook));
 
   const unsubscribeKey = createUnsubscribeKey(config.jwtSecret);
-  const digest = { pool, appUrl: config.appUrl, unsubscribeKey };
+  const digest = { pool, appUrl: config.appUrl, unsubscribeKey, productName: config.authEmail.productName };
   app.route(
     '/api/notifications',
     digestRoutes({

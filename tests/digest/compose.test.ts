@@ -34,8 +34,8 @@ describe('composeDigest', () => {
     const mail = composeDigest(input);
     expect(mail.subject).toBe('Your weekly digest: 3 updates in 1 workspace');
     expect(mail.text).toContain('Hi Ada,');
-    expect(mail.text).toContain('Acme <Labs> (3 updates): 2 × project created, 1 × member joined');
-    expect(mail.text).toContain('Grace — project created: Rocket "X"');
+    expect(mail.text).toContain('Acme <Labs> (3 updates: 2 projects created, 1 member joined)');
+    expect(mail.text).toContain('Grace created the project Rocket "X"');
     expect(mail.text).toContain('Open: https://app.example.com/w/acme');
     expect(mail.text).toContain(`Unsubscribe: ${input.unsubscribeUrl}`);
   });

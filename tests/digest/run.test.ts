@@ -130,7 +130,7 @@ describe('eligibility and content', () => {
     // the author's own activity is not news to the author; the member sees it
     expect(mail.header('subject')).toMatch(/^Your daily digest: \d+ updates in 1 workspace$/);
     expect(mail.raw).toContain('Rocket Lab');
-    expect(mail.raw).toContain('project created');
+    expect(mail.raw).toContain('projects created');
     expect(mail.raw).toContain('Ada Author');
     expect(mail.header('list-unsubscribe')).toMatch(/^<http.*\/api\/notifications\/unsubscribe\?token=/);
     expect(mail.header('list-unsubscribe-post')).toBe('List-Unsubscribe=One-Click');

@@ -28,12 +28,32 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
+const brand = { productName: 'Acme', siteUrl: 'https://app.example.com' };
+
 test('the mailbox lists the outbox, escaping content and linking URLs', async () => {
-  const html = renderToStaticMarkup(await Mailbox({ pool: server.pool, smtpConfigured: false }));
+  const html = renderToStaticMarkup(await Mailbox({ pool: server.pool, smtpConfigured: false, brand }));
   expect(html).toContain('Development mailbox');
   expect(html).toContain('Join Acme &lt;Rockets&gt;');
   expect(html).toContain('To grace@example.com');
   expect(html).toMatch(/<a href="https:\/\/app\.example\.com\/invite\?token=abc"[^>]*>/);
+});
+
+test('an HTML part is previewed in a sandboxed frame (no scripts) beside its text part, the logo inline', async () => {
+  await enqueueMail(server.pool, {
+    kind: 'test.html',
+    to: 'ada@example.com',
+    subject: 'With HTML',
+    text: 'The text part: https://app.example.com/x',
+    html: '<p>The <b>HTML</b> part</p><img src="cid:logo@tenantry" alt="Acme">',
+  });
+  const html = renderToStaticMarkup(await Mailbox({ pool: server.pool, smtpConfigured: false, brand }));
+  const frame = /<iframe[^>]*title="HTML part of “With HTML”"[^>]*>/.exec(html)?.[0];
+  expect(frame).toBeDefined();
+  expect(frame).toContain('sandbox=""');
+  expect(frame).toContain('srcDoc="&lt;p&gt;The &lt;b&gt;HTML&lt;/b&gt; part');
+  expect(frame).toContain('data:image/png;base64,');
+  expect(frame).not.toContain('cid:');
+  expect(html).toContain('The text part: ');
 });
 
 test('production mode: the page does not exist', async () => {

@@ -8,12 +8,15 @@ import type { Statement, Tx } from '../db/transactions.js';
 import { enqueueMail } from '../mail/outbox.js';
 import { RefusedEvent, type FinalStatement, type HandlerOutcome, type HandlerRegistry } from './events.js';
 import { billingUrl } from './links.js';
+import { paymentFailedMail } from './payment-failed-mail.js';
 import { planForPrice, type Plan } from './plans.js';
 import type { VerifiedEvent } from './verify.js';
 
 export interface BillingHandlerOptions {
   plans: readonly Plan[];
   appUrl: string;
+  /** the product's name in e-mails (PRODUCT_NAME) */
+  productName?: string;
 }
 
 type StripeObject = Record<string, unknown>;
@@ -264,20 +267,19 @@ export function createBillingHandlers(options: BillingHandlerOptions): HandlerRe
           invoice.amountDue !== null && invoice.currency
             ? ` of ${(invoice.amountDue / 100).toFixed(2)} ${invoice.currency.toUpperCase()}`
             : '';
+        const mail = paymentFailedMail({
+          productName: options.productName ?? 'Tenantry',
+          appUrl: options.appUrl,
+          workspace: owner.name,
+          amount,
+          invoiceUrl: invoice.hostedInvoiceUrl,
+          billingUrl: billingUrl(options.appUrl, workspaceId),
+        });
         await enqueueMail(tx, {
           kind: 'billing.payment_failed',
           dedupeKey: `payment_failed:${event.id}:${owner.email}`,
           to: owner.email,
-          subject: `Payment failed for ${owner.name}`,
-          text: [
-            `The latest payment${amount} for the workspace "${owner.name}" failed.`,
-            '',
-            'Please update the payment method to keep full access; after the grace period the workspace becomes read-only.',
-            invoice.hostedInvoiceUrl ? `Invoice: ${invoice.hostedInvoiceUrl}` : '',
-            `Billing settings: ${billingUrl(options.appUrl, workspaceId)}`,
-          ]
-            .filter(Boolean)
-            .join('\n'),
+          ...mail,
         });
       }
       return 'processed';

@@ -20,6 +20,7 @@ try {
       pool: context.pool,
       appUrl: context.config.appUrl,
       unsubscribeKey: createUnsubscribeKey(context.config.jwtSecret),
+      productName: context.config.authEmail.productName,
     },
     frequency as Frequency,
     {

@@ -1,10 +1,21 @@
-// In charge of the digest e-mail itself: per workspace, what happened (counts per kind of change
-// and the latest items), links into the app, plain-text and HTML parts, and the one-click
-// unsubscribe link and headers (RFC 8058). Pure: data in, message out.
+// In charge of the digest e-mail itself: per workspace, what happened (counts per kind of change,
+// in words with their plurals right, and the latest items told as sentences), links into the
+// app, plain-text and HTML parts (the HTML in the product's e-mail layout, digest-mail.tsx), and
+// the one-click unsubscribe link and headers (RFC 8058). People are named one way throughout: by
+// display name, else by e-mail address, and the reader as "you". Pure: data in, message out.
+import { renderDigestHtml } from './digest-mail.js';
+
 export interface DigestItem {
   action: string;
   subject: string | null;
+  /** who did it: display name, else e-mail (null once their account is gone) */
   actor: string | null;
+  actorId?: string | null;
+  /** whom a member or invitation event is about, named like an actor, when they have an account */
+  about?: string | null;
+  aboutId?: string | null;
+  role?: string | null;
+  oldRole?: string | null;
   at: string;
 }
 
@@ -19,7 +30,10 @@ export interface WorkspaceDigest {
 
 export interface DigestInput {
   frequency: 'daily' | 'weekly';
+  /** the reader's user id, so events about them say "you" */
+  recipientId?: string;
   recipientName: string | null;
+  productName?: string;
   workspaces: WorkspaceDigest[];
   appUrl: string;
   unsubscribeUrl: string;
@@ -32,90 +46,148 @@ export interface ComposedMail {
   headers: Record<string, string>;
 }
 
-const ACTION_LABELS: Record<string, string> = {
-  'workspace.created': 'workspace created',
-  'workspace.updated': 'workspace settings changed',
-  'member.added': 'member joined',
-  'member.role_changed': 'role changed',
-  'member.removed': 'member removed',
-  'member.left': 'member left',
-  'invitation.created': 'invitation sent',
-  'invitation.accepted': 'invitation accepted',
-  'invitation.revoked': 'invitation revoked',
-  'invitation.declined': 'invitation declined',
-  'project.created': 'project created',
-  'project.updated': 'project updated',
-  'project.deleted': 'project deleted',
+/** What a count of each kind of change reads as: [one, several]. */
+const COUNT_NOUNS: Record<string, [string, string]> = {
+  'workspace.created': ['workspace created', 'workspaces created'],
+  'workspace.updated': ['settings change', 'settings changes'],
+  'member.added': ['member joined', 'members joined'],
+  'member.role_changed': ['role changed', 'roles changed'],
+  'member.removed': ['member removed', 'members removed'],
+  'member.left': ['member left', 'members left'],
+  'invitation.created': ['invitation sent', 'invitations sent'],
+  'invitation.accepted': ['invitation accepted', 'invitations accepted'],
+  'invitation.revoked': ['invitation revoked', 'invitations revoked'],
+  'invitation.declined': ['invitation declined', 'invitations declined'],
+  'invitation.resent': ['invitation sent again', 'invitations sent again'],
+  'project.created': ['project created', 'projects created'],
+  'project.updated': ['project updated', 'projects updated'],
+  'project.deleted': ['project deleted', 'projects deleted'],
 };
 
 export function actionLabel(action: string): string {
-  return ACTION_LABELS[action] ?? action.replace(/[._]/g, ' ');
+  return COUNT_NOUNS[action]?.[0] ?? action.replace(/[._]/g, ' ');
 }
 
-function escapeHtml(value: string): string {
-  return value
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
+/** "1 update", "2 updates"; `several` for nouns whose plural is not the noun plus s. */
+export function plural(n: number, one: string, several = `${one}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : several}`;
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
+/** "2 projects created" where the kind is known, "3 changes: billing plan changed" otherwise. */
+export function countPhrase(action: string, n: number): string {
+  const nouns = COUNT_NOUNS[action];
+  if (nouns) return plural(n, nouns[0], nouns[1]);
+  return `${plural(n, 'change')}: ${actionLabel(action)}`;
 }
 
 function countsLine(counts: Record<string, number>): string {
   return Object.entries(counts)
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-    .map(([action, n]) => `${n} × ${actionLabel(action)}`)
+    .map(([action, n]) => countPhrase(action, n))
     .join(', ');
 }
 
-function itemLine(item: DigestItem): string {
-  const who = item.actor ?? 'Someone';
-  const what = item.subject ? `${actionLabel(item.action)}: ${item.subject}` : actionLabel(item.action);
-  return `${who} — ${what}`;
+const article = (role: string) => (/^[aeiou]/i.test(role) ? `an ${role}` : `a ${role}`);
+
+/** One event as a sentence: "Grace changed Alan’s role from member to admin". */
+export function describeItem(item: DigestItem, recipientId?: string): string {
+  const actor = item.actor ?? 'A former member';
+  const isReader = Boolean(recipientId && item.aboutId === recipientId);
+  const about = isReader ? 'you' : (item.about ?? item.subject ?? 'a former member');
+  const possessive = isReader ? 'your' : `${about}’s`;
+  const role = item.role ?? 'member';
+  const subject = item.subject ?? '';
+  switch (item.action) {
+    case 'workspace.created':
+      return `${actor} created the workspace ${subject}`.trim();
+    case 'workspace.updated':
+      return `${actor} changed the workspace settings`;
+    case 'member.added':
+      return item.aboutId && item.aboutId === item.actorId
+        ? `${actor} joined as ${article(role)}`
+        : `${actor} added ${about} as ${article(role)}`;
+    case 'member.role_changed':
+      return `${actor} changed ${possessive} role from ${item.oldRole ?? 'member'} to ${role}`;
+    case 'member.removed':
+      return `${actor} removed ${about} from the workspace`;
+    case 'member.left':
+      return `${actor} left the workspace`;
+    case 'invitation.created':
+      return `${actor} invited ${about} as ${article(role)}`;
+    case 'invitation.accepted':
+      return `${actor} accepted the invitation`;
+    case 'invitation.revoked':
+      return `${actor} revoked the invitation for ${about}`;
+    case 'invitation.declined':
+      return `${actor} declined the invitation`;
+    case 'invitation.resent':
+      return `${actor} sent the invitation for ${about} again`;
+    case 'project.created':
+      return `${actor} created the project ${subject}`.trim();
+    case 'project.updated':
+      return `${actor} updated the project ${subject}`.trim();
+    case 'project.deleted':
+      return `${actor} deleted the project ${subject}`.trim();
+    default:
+      return subject
+        ? `${actor}: ${actionLabel(item.action)}, ${subject}`
+        : `${actor}: ${actionLabel(item.action)}`;
+  }
+}
+
+export interface DigestSection {
+  name: string;
+  url: string;
+  summary: string;
+  items: string[];
 }
 
 export function composeDigest(input: DigestInput): ComposedMail {
   const total = input.workspaces.reduce((sum, w) => sum + w.total, 0);
   const period = input.frequency === 'daily' ? 'today' : 'this week';
+  const productName = input.productName ?? 'Tenantry';
   const subject = `Your ${input.frequency} digest: ${plural(total, 'update')} in ${plural(input.workspaces.length, 'workspace')}`;
   const greeting = input.recipientName ? `Hi ${input.recipientName},` : 'Hi,';
-  const workspaceUrl = (w: WorkspaceDigest) => `${input.appUrl}/w/${encodeURIComponent(w.slug)}`;
+  const intro = `Here is what happened ${period} in your workspaces.`;
+  const why = `You receive this because your digest is set to ${input.frequency}.`;
+  const preferencesUrl = `${input.appUrl}/settings/notifications`;
+  const sections: DigestSection[] = input.workspaces.map((w) => ({
+    name: w.name,
+    url: `${input.appUrl}/w/${encodeURIComponent(w.slug)}`,
+    summary: `${plural(w.total, 'update')}: ${countsLine(w.counts)}`,
+    items: w.latest.map((item) => describeItem(item, input.recipientId)),
+  }));
 
   const text = [
     greeting,
     '',
-    `Here is what happened ${period} in your workspaces.`,
+    intro,
     '',
-    ...input.workspaces.flatMap((w) => [
-      `${w.name} (${plural(w.total, 'update')}): ${countsLine(w.counts)}`,
-      ...w.latest.map((item) => `  - ${itemLine(item)}`),
-      `  Open: ${workspaceUrl(w)}`,
+    ...sections.flatMap((s) => [
+      `${s.name} (${s.summary})`,
+      ...s.items.map((item) => `  - ${item}`),
+      `  Open: ${s.url}`,
       '',
     ]),
-    `You receive this because your digest is set to ${input.frequency}.`,
+    why,
     `Unsubscribe: ${input.unsubscribeUrl}`,
-    `Preferences: ${input.appUrl}/settings/notifications`,
+    `Preferences: ${preferencesUrl}`,
+    '',
+    `${productName} · ${input.appUrl}`,
   ].join('\n');
 
-  const html = [
-    '<!doctype html><html><body style="font-family:system-ui,sans-serif;color:#1f2933;max-width:640px">',
-    `<p>${escapeHtml(greeting)}</p>`,
-    `<p>Here is what happened ${period} in your workspaces.</p>`,
-    ...input.workspaces.map(
-      (w) =>
-        `<h2 style="font-size:18px;margin-bottom:4px"><a href="${escapeHtml(workspaceUrl(w))}">${escapeHtml(w.name)}</a></h2>` +
-        `<p style="margin-top:0;color:#52606d">${escapeHtml(plural(w.total, 'update'))}: ${escapeHtml(countsLine(w.counts))}</p>` +
-        `<ul>${w.latest.map((item) => `<li>${escapeHtml(itemLine(item))}</li>`).join('')}</ul>`,
-    ),
-    `<p style="color:#7b8794;font-size:13px">You receive this because your digest is set to ${input.frequency}. ` +
-      `<a href="${escapeHtml(input.unsubscribeUrl)}">Unsubscribe</a> · ` +
-      `<a href="${escapeHtml(input.appUrl)}/settings/notifications">Preferences</a></p>`,
-    '</body></html>',
-  ].join('\n');
+  const html = renderDigestHtml({
+    productName,
+    appUrl: input.appUrl,
+    heading: `Your ${input.frequency} digest`,
+    preview: `${plural(total, 'update')} in ${plural(input.workspaces.length, 'workspace')}`,
+    greeting,
+    intro,
+    sections,
+    why,
+    unsubscribeUrl: input.unsubscribeUrl,
+    preferencesUrl,
+  });
 
   return {
     subject,

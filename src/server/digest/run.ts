@@ -14,6 +14,8 @@ export interface DigestDeps {
   pool: Pool;
   appUrl: string;
   unsubscribeKey: UnsubscribeKey;
+  /** the product's name in the e-mail (PRODUCT_NAME) */
+  productName?: string;
 }
 
 export interface DigestRunOptions {
@@ -42,7 +44,7 @@ interface CandidateRow {
 
 const CANDIDATES_SQL = `
 with candidates as (
-  select u.id, u.email, p.display_name, np.muted_workspace_ids as muted,
+  select u.id, u.email, nullif(btrim(p.display_name), '') as display_name, np.muted_workspace_ids as muted,
          greatest(coalesce(last.created_at, '-infinity'::timestamptz), $3::timestamptz - make_interval(secs => $4)) as since
   from public.notification_preferences np
   join auth.users u on u.id = np.user_id
@@ -60,7 +62,7 @@ with candidates as (
   order by np.user_id
   limit $6
 ), events as (
-  select c.id as user_id, e.id, e.workspace_id, e.action, e.subject, e.actor_id, e.created_at
+  select c.id as user_id, e.id, e.workspace_id, e.action, e.subject, e.data, e.actor_id, e.created_at
   from candidates c
   join public.workspace_members m on m.user_id = c.id and not (m.workspace_id = any (c.muted))
   -- A workspace that requires two-step verification shows its activity only to members who have
@@ -80,10 +82,22 @@ with candidates as (
 ), latest as (
   select l.user_id, l.workspace_id,
          json_agg(json_build_object('action', l.action, 'subject', l.subject,
-                  'actor', coalesce(pr.display_name, pr.email), 'at', l.created_at) order by l.created_at desc, l.id desc) as items
+                  'actor', coalesce(nullif(btrim(pr.display_name), ''), pr.email), 'actorId', l.actor_id,
+                  'about', coalesce(nullif(btrim(ab.display_name), ''), ab.email), 'aboutId', ab.id,
+                  'role', l.data ->> 'role', 'oldRole', l.data ->> 'old_role', 'at', l.created_at)
+                  order by l.created_at desc, l.id desc) as items
   from (select ev.*, row_number() over (partition by ev.user_id, ev.workspace_id order by ev.created_at desc, ev.id desc) as rn
         from events ev) l
   left join public.profiles pr on pr.id = l.actor_id
+  -- Whoever an event is about is named as its actors are (display name, else e-mail): members by
+  -- their id, invitees by their address when they have an account.
+  left join lateral (
+    select x.id, x.display_name, x.email from public.profiles x
+    where x.id = case
+      when l.action like 'member.%' and l.data ->> 'user_id' ~ '^[0-9a-fA-F-]{36}$' then (l.data ->> 'user_id')::uuid
+      when l.action like 'invitation.%' then (select iu.id from auth.users iu where iu.email = l.subject)
+    end
+  ) ab on true
   where l.rn <= $7
   group by 1, 2
 ), digest as (
@@ -155,7 +169,9 @@ export async function runDigest(
       const token = unsubscribeToken(deps.unsubscribeKey, candidate.id);
       const mail = composeDigest({
         frequency,
+        recipientId: candidate.id,
         recipientName: candidate.display_name,
+        productName: deps.productName ?? 'Tenantry',
         workspaces: candidate.workspaces,
         appUrl: deps.appUrl,
         unsubscribeUrl: `${deps.appUrl}/api/notifications/unsubscribe?token=${encodeURIComponent(token)}`,

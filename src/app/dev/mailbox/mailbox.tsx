@@ -1,7 +1,11 @@
 // The development mailbox's content: every e-mail the service has written to its outbox, newest
-// first, with links made clickable so invitation and unsubscribe links can be followed without a
-// mail server. Who may see it is decided by the page (access.ts).
+// first, its HTML part previewed as a mail client shows it (a sandboxed frame: no scripts, no
+// forms, no navigation of this page) beside its text part, whose links are clickable so
+// invitation and unsubscribe links can be followed without a mail server. Who may see it is
+// decided by the page (access.ts).
 import type { Pool } from '@/server/db/pool';
+import { LOGO_SRC, logoDataUrl } from '@/server/mail/logo';
+import { materializeMail, type MailBrand } from '@/server/mail/materialize';
 import { recentMail } from '@/server/mail/outbox';
 import { PageHeader } from '@/app/components/page-header';
 import { Badge } from '@/app/components/ui/badge';
@@ -24,8 +28,30 @@ function Linkified({ text }: { text: string }) {
   );
 }
 
-export async function Mailbox({ pool, smtpConfigured }: { pool: Pool; smtpConfigured: boolean }) {
-  const messages = await recentMail(pool, 50);
+function HtmlPreview({ id, subject, html }: { id: string; subject: string; html: string }) {
+  // The logo is an attachment named by Content-ID in a real message; here the same bytes inline.
+  const document = html.split(LOGO_SRC).join(logoDataUrl());
+  return (
+    <iframe
+      id={`mail-${id}-html`}
+      title={`HTML part of “${subject}”`}
+      sandbox=""
+      srcDoc={document}
+      className="h-[36rem] w-full min-w-0 rounded-md border bg-white"
+    />
+  );
+}
+
+export async function Mailbox({
+  pool,
+  smtpConfigured,
+  brand,
+}: {
+  pool: Pool;
+  smtpConfigured: boolean;
+  brand: MailBrand;
+}) {
+  const messages = (await recentMail(pool, 50)).map((m) => ({ ...m, ...materializeMail(m, brand) }));
   return (
     <>
       <PageHeader
@@ -64,7 +90,18 @@ export async function Mailbox({ pool, smtpConfigured }: { pool: Pool; smtpConfig
                 {m.sent_at ? 'sent' : m.failed_at ? 'failed' : 'waiting'}
               </Badge>
             </p>
-            <Linkified text={m.text_body} />
+            <div className={m.html ? 'grid grid-cols-1 gap-4 lg:grid-cols-2' : undefined}>
+              {m.html ? (
+                <section aria-label="HTML part" className="min-w-0">
+                  <h3 className="mb-2 text-xs font-medium text-muted-foreground">HTML</h3>
+                  <HtmlPreview id={m.id} subject={m.subject} html={m.html} />
+                </section>
+              ) : null}
+              <section aria-label="Text part" className="min-w-0">
+                {m.html ? <h3 className="mb-2 text-xs font-medium text-muted-foreground">Text</h3> : null}
+                <Linkified text={m.text} />
+              </section>
+            </div>
           </article>
         ))}
       </div>

@@ -14,5 +14,11 @@ export default async function MailboxPage() {
   const { config, pool } = getRuntime();
   if (config.mode !== 'local') notFound();
   if (!mailboxAllowed(config.mode, await connectedClient())) notFound();
-  return <Mailbox pool={pool} smtpConfigured={Boolean(config.smtpUrl)} />;
+  return (
+    <Mailbox
+      pool={pool}
+      smtpConfigured={Boolean(config.smtpUrl)}
+      brand={{ productName: config.authEmail.productName, siteUrl: config.appUrl }}
+    />
+  );
 }
