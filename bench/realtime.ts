@@ -292,6 +292,42 @@ async function measure(
   };
 }
 
+/**
+ * What capturing costs a writer: single-row inserts (one transaction each, four writers) into a
+ * table with the capture trigger against the same table without it, alternating rounds, best of
+ * each kept. Nobody is subscribed, so this is the trigger, the outbox row and the NOTIFY alone.
+ */
+async function captureOverhead(pool: pg.Pool): Promise<{ with: number; without: number }> {
+  await pool.query(`
+    create table if not exists public.bench_rt_plain (
+      id bigint generated always as identity primary key, workspace_id uuid not null, n integer not null);
+    create table if not exists public.bench_rt_captured (
+      id bigint generated always as identity primary key, workspace_id uuid not null, n integer not null);
+    select realtime.enable_changes('public.bench_rt_captured');`);
+  const rows = quick ? 2000 : 8000;
+  const rate = async (table: string) => {
+    let next = 0;
+    const started = performance.now();
+    const writer = async () => {
+      while (next < rows) {
+        next += 1;
+        await pool.query(`insert into public.${table} (workspace_id, n) values ($1, $2)`, [
+          randomUUID(),
+          next,
+        ]);
+      }
+    };
+    await Promise.all(Array.from({ length: WRITERS }, writer));
+    return rows / ((performance.now() - started) / 1000);
+  };
+  const best = { with: 0, without: 0 };
+  for (let round = 0; round < 3; round += 1) {
+    best.without = Math.max(best.without, await rate('bench_rt_plain'));
+    best.with = Math.max(best.with, await rate('bench_rt_captured'));
+  }
+  return best;
+}
+
 export async function realtimeBenchmarks(database: BenchDatabase): Promise<BenchRow[]> {
   const apiKey = randomUUID();
   const pool = new pg.Pool({ connectionString: database.url, max: WRITERS + 2 });
@@ -325,6 +361,7 @@ export async function realtimeBenchmarks(database: BenchDatabase): Promise<Bench
     const heartbeat = setInterval(() => {
       for (const s of oursSubscribers) s.ws.send(JSON.stringify([null, 'hb', 'phoenix', 'heartbeat', {}]));
     }, 20_000);
+    const capture = await captureOverhead(pool);
     const oursFigures = await measure(pool, 'bench_rt_items', workspaces, oursSide);
     const referenceFigures = await measure(pool, 'bench_rt_reference', workspaces, referenceSide);
     clearInterval(heartbeat);
@@ -363,6 +400,15 @@ export async function realtimeBenchmarks(database: BenchDatabase): Promise<Bench
         },
         { minRatio: 0.5 },
       ),
+      row({
+        suite: 'realtime',
+        measure: 'single-row inserts/s into a table whose changes are captured',
+        value: capture.with,
+        reference: capture.without,
+        referenceName: 'the same table without the capture trigger',
+        unit: 'inserts/s',
+        note: `${WRITERS} writers, one transaction per insert, best of 3 alternating rounds; the trigger writes one outbox row`,
+      }),
     ];
   } finally {
     for (const ws of sockets) ws.terminate();

@@ -27,7 +27,7 @@ export interface ChangeFeedOptions {
   retentionMs: number;
   /** REALTIME_MAX_RECORD_BYTES: a record larger than this keeps only its small values (413) */
   maxRecordBytes: number;
-  /** how often the outbox is read when no wake-up arrives (LISTEN may be unavailable) */
+  /** REALTIME_CHANGES_POLL_MS: how often the outbox is read while this instance has subscribers */
   pollMs: number;
 }
 
@@ -187,11 +187,6 @@ export class ChangeFeed implements PostgresChanges {
     });
     // Retention holds whether or not anyone is subscribed here.
     every(Math.max(1000, Math.min(30_000, Math.floor(options.retentionMs / 2))), () => this.prune());
-  }
-
-  /** A NOTIFY said a transaction with changes committed (or the listener reconnected). */
-  wake(): void {
-    this.schedule(0);
   }
 
   private async start(): Promise<void> {
@@ -786,11 +781,11 @@ export class ChangeFeed implements PostgresChanges {
   private async prune(): Promise<void> {
     await this.options.pool.query(
       `with gone as (
-         delete from realtime.changes where id in (
-           select id from realtime.changes
+         delete from realtime.changes where (txid, id) in (
+           select txid, id from realtime.changes
             where captured_at < now() - make_interval(secs => $1::float8 / 1000)
               and txid < pg_snapshot_xmin(pg_current_snapshot())
-            order by captured_at limit 10000)
+            order by txid, id limit 10000)
          returning txid, id),
        newest as (select txid, id from gone order by txid desc, id desc limit 1),
        horizon as (

@@ -15,8 +15,6 @@ import type { Logger } from '../logger.js';
 import type { Broadcast } from './broadcast.js';
 
 const CHANNEL = 'tenantry_realtime';
-/** The capture trigger's wake-up (realtime.capture_change, migration 0081): changes committed. */
-export const CHANGES_CHANNEL = 'tenantry_realtime_changes';
 /** Characters of one chunk's data: with its envelope, well under NOTIFY's 8000 bytes. */
 const CHUNK_CHARS = 7000;
 /** Chunks waiting to be sent; past this, broadcasts are not relayed until the queue drains. */
@@ -69,8 +67,6 @@ export class Relay {
   onPresence: (message: PresenceWire, instance: string) => void = () => undefined;
   /** told each time the relay starts listening (again): what was sent meanwhile was missed */
   onListening: () => void = () => undefined;
-  /** told when a transaction with captured changes has committed */
-  onChanges: () => void = () => undefined;
 
   constructor(
     private readonly pool: Pool,
@@ -245,11 +241,10 @@ export class Relay {
     client.on('end', retry);
     client.on('notification', (message) => {
       if (message.channel === CHANNEL && message.payload) this.onNotification(message.payload);
-      else if (message.channel === CHANGES_CHANNEL) this.onChanges();
     });
     try {
       await client.connect();
-      await client.query(`listen ${CHANNEL}; listen ${CHANGES_CHANNEL}`);
+      await client.query(`listen ${CHANNEL}`);
       if (this.closed) {
         failed = true;
         await client.end();

@@ -89,8 +89,8 @@ export function createRealtime(deps: RealtimeDeps) {
     deliver(channels.topics, key, broadcast, from);
     relay.publish(key, broadcast);
   };
-  // Database changes: every instance tails the outbox itself, woken by the relay's LISTEN (or
-  // reading it every 100 ms where no LISTEN can be held, as Supabase polls its slot).
+  // Database changes: every instance with subscribers reads the outbox itself, every
+  // REALTIME_CHANGES_POLL_MS (decision 0081: a NOTIFY per writing transaction cost writers more).
   const watch = relayWatchFor(config.database);
   const feed =
     deps.postgresChanges === undefined
@@ -100,7 +100,7 @@ export function createRealtime(deps: RealtimeDeps) {
           schemas: config.dataApi.schemas,
           retentionMs: limits.changesRetentionMs,
           maxRecordBytes: limits.maxRecordBytes,
-          pollMs: watch.kind === 'listen' ? 1000 : 100,
+          pollMs: limits.changesPollMs,
         })
       : null;
   const postgresChanges = deps.postgresChanges ?? feed ?? unservedPostgresChanges;
@@ -125,11 +125,7 @@ export function createRealtime(deps: RealtimeDeps) {
   // (hello), and each instance says it is alive so the others can forget one that died.
   channels.presence.announce = (message) => relay.publishPresence(message);
   relay.onPresence = (message, instance) => channels.presence.fromRelay(message, instance);
-  relay.onListening = () => {
-    relay.publishPresence({ t: 'p', op: 'hello' });
-    feed?.wake();
-  };
-  relay.onChanges = () => feed?.wake();
+  relay.onListening = () => relay.publishPresence({ t: 'p', op: 'hello' });
   const alive = setInterval(() => {
     relay.publishPresence({ t: 'p', op: 'alive' });
     channels.presence.expire();
