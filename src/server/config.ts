@@ -212,6 +212,8 @@ export interface RealtimeConfig {
   changesRetentionMs: number;
   /** REALTIME_MAX_RECORD_BYTES: a change's record past this keeps only its small values (error 413) */
   maxRecordBytes: number;
+  /** REALTIME_CHANGES_POLL_MS: how often an instance with subscribers reads new database changes */
+  changesPollMs: number;
 }
 
 /** The /storage/v1 API's limits (docs/operations.md). */
@@ -570,6 +572,7 @@ const envSchema = z.object({
   REALTIME_HEARTBEAT_TIMEOUT_MS: positiveInt.min(100).max(3_600_000).default(60_000),
   REALTIME_CHANGES_RETENTION_MS: positiveInt.min(1000).max(7 * 24 * 3_600_000).default(600_000),
   REALTIME_MAX_RECORD_BYTES: positiveInt.min(1024).max(100 * 1024 * 1024).default(1024 * 1024),
+  REALTIME_CHANGES_POLL_MS: positiveInt.min(10).max(10_000).default(50),
   FREE_PLAN_PROJECTS: z.coerce.number().int().min(0).default(1000),
   FREE_PLAN_LIMITS: z
     .string()
@@ -1004,6 +1007,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       heartbeatTimeoutMs: e.REALTIME_HEARTBEAT_TIMEOUT_MS,
       changesRetentionMs: e.REALTIME_CHANGES_RETENTION_MS,
       maxRecordBytes: e.REALTIME_MAX_RECORD_BYTES,
+      changesPollMs: e.REALTIME_CHANGES_POLL_MS,
     },
     maxWorkspacesPerUser: e.MAX_WORKSPACES_PER_USER,
     billingGraceDays: e.BILLING_GRACE_DAYS,
