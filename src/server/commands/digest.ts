@@ -1,5 +1,6 @@
 // `npm run digest -- --frequency daily|weekly`: runs a digest by hand, showing progress, with the
 // same exactly-once guarantees as the scheduled run (a second run in the same period sends nothing).
+import { plural } from '../digest/compose.js';
 import { runDigest } from '../digest/run.js';
 import { FREQUENCIES, type Frequency } from '../digest/frequency.js';
 import { createUnsubscribeKey } from '../digest/unsubscribe-token.js';
@@ -25,7 +26,7 @@ try {
     frequency as Frequency,
     {
       onProgress: ({ scanned, sent }) => {
-        const line = `examined ${scanned} users, queued ${sent} digests`;
+        const line = `examined ${plural(scanned, 'user')}, queued ${plural(sent, 'digest')}`;
         if (interactive) process.stdout.write(`\r${line}`);
         else process.stdout.write(`${line}\n`);
       },
@@ -34,7 +35,7 @@ try {
   if (interactive) process.stdout.write('\n');
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   process.stdout.write(
-    `${frequency} digest for the period starting ${result.periodStart}: ${result.sent} queued, ${result.scanned} users examined, ${seconds} s\n`,
+    `${frequency} digest for the period starting ${result.periodStart}: ${result.sent} queued, ${plural(result.scanned, 'user')} examined, ${seconds} s\n`,
   );
   if (!context.config.smtpUrl)
     process.stdout.write('No SMTP_URL: the e-mails wait in the outbox (development mailbox).\n');
