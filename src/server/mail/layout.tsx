@@ -16,8 +16,8 @@ import {
   Section,
   Text,
 } from '@react-email/components';
+import { createRequire } from 'node:module';
 import type { ReactNode } from 'react';
-import { renderToStaticMarkup } from 'react-dom/server';
 import { LOGO_SRC } from './logo.js';
 
 export interface MailAction {
@@ -228,11 +228,19 @@ export function MailLayout(props: MailLayoutProps) {
   );
 }
 
+function loadServerRenderer(): typeof import('react-dom/server') {
+  return createRequire(import.meta.url)('react-dom/server') as typeof import('react-dom/server');
+}
+
 /**
  * The HTML document of an e-mail, as @react-email/render writes it (XHTML doctype, no hydration
  * markers), but synchronously: the identity templates are compiled when configuration loads.
  */
 export function renderMailHtml(element: ReactNode): string {
+  // Loaded by Node when first used rather than imported: the web app's server components reach
+  // this module (an invitation sent from a page), and Next.js refuses react-dom/server imported
+  // into that graph; e-mails are rendered to a string, never streamed into a page.
+  const { renderToStaticMarkup } = loadServerRenderer();
   // React adds an image preload to <head>; an e-mail has nothing to preload.
   const markup = renderToStaticMarkup(element)
     .replace(/<!--\$-->|<!--\/\$-->/g, '')
