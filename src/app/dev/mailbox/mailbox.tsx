@@ -61,7 +61,9 @@ export async function Mailbox({
             {smtpConfigured
               ? 'SMTP is configured: these messages are also delivered.'
               : 'No SMTP_URL is set, so e-mails stay here instead of being sent.'}{' '}
-            The newest {messages.length} messages of the outbox.
+            {messages.length === 1
+              ? 'The one message of the outbox.'
+              : `The newest ${messages.length} messages of the outbox.`}
           </>
         }
       />
