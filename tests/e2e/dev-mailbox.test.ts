@@ -3,6 +3,7 @@
 // development mailbox (every tenant's invitation links) is served only to this machine. A remote
 // browser gets 404, whatever X-Forwarded-For it sends, and also when it reaches the mailbox as
 // the redirect target of a server action, which Next.js renders by requesting it from itself.
+// There, each e-mail's HTML part is previewed in a sandboxed frame beside its text part.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -158,6 +159,23 @@ test(
         const page = await context.newPage();
         await page.goto(`${local}/dev/mailbox`);
         await expect(page.textContent('main')).resolves.toContain('colleague@example.com');
+        // The invitation's HTML part, as a mail client shows it: in a frame that runs no script,
+        // with the logo inline and the button to accept; its text part beside it (under it on a phone).
+        const frame = page.locator('iframe[title^="HTML part of"]').first();
+        await expect(frame.getAttribute('sandbox')).resolves.toBe('');
+        const inside = page.frameLocator('iframe[title^="HTML part of"]').first();
+        await inside.getByRole('link', { name: 'Accept the invitation' }).waitFor();
+        await expect(inside.locator('a.mail-button').getAttribute('href')).resolves.toContain(
+          '/invitations/accept?token=',
+        );
+        const logo = inside.getByRole('img', { name: 'Tenantry' });
+        await expect(logo.getAttribute('src')).resolves.toMatch(/^data:image\/png;base64,/);
+        const logoBox = await logo.boundingBox();
+        expect(logoBox?.width, 'the logo is drawn').toBe(40);
+        const framed = await frame.boundingBox();
+        const text = await page.locator('section[aria-label="Text part"]').first().boundingBox();
+        if (device === 'desktop') expect(text!.x).toBeGreaterThan(framed!.x + framed!.width - 1);
+        else expect(text!.y).toBeGreaterThan(framed!.y + framed!.height - 1);
         expect((await sidewaysOverflow(page)).by, `${theme} ${device}`).toBe(0);
         expect(await seriousViolations(page), `${theme} ${device}`).toEqual([]);
         await shoot(page, `dev-mailbox-${theme}-${device}`);
