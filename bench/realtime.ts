@@ -295,7 +295,7 @@ async function measure(
 /**
  * What capturing costs a writer: single-row inserts (one transaction each, four writers) into a
  * table with the capture trigger against the same table without it, alternating rounds, best of
- * each kept. Nobody is subscribed, so this is the trigger, the outbox row and the NOTIFY alone.
+ * each kept. Nobody is subscribed yet, so this is the trigger and the outbox row alone.
  */
 async function captureOverhead(pool: pg.Pool): Promise<{ with: number; without: number }> {
   await pool.query(`
@@ -341,6 +341,8 @@ export async function realtimeBenchmarks(database: BenchDatabase): Promise<Bench
   const sockets: WebSocket[] = [];
   try {
     const { workspaces, users } = await setUp(pool);
+    // Before anyone subscribes: what the trigger costs writers, with no reader competing.
+    const capture = await captureOverhead(pool);
     const oursSide = { received: new Map<number, number[]>() };
     const referenceSide = { received: new Map<number, number[]>() };
     const recorder = (side: { received: Map<number, number[]> }) => (n: number) => {
@@ -361,7 +363,6 @@ export async function realtimeBenchmarks(database: BenchDatabase): Promise<Bench
     const heartbeat = setInterval(() => {
       for (const s of oursSubscribers) s.ws.send(JSON.stringify([null, 'hb', 'phoenix', 'heartbeat', {}]));
     }, 20_000);
-    const capture = await captureOverhead(pool);
     const oursFigures = await measure(pool, 'bench_rt_items', workspaces, oursSide);
     const referenceFigures = await measure(pool, 'bench_rt_reference', workspaces, referenceSide);
     clearInterval(heartbeat);

@@ -98,6 +98,8 @@ interface ChangeRow {
 interface SocketState {
   subscriptions: Set<Subscription>;
   inFlight: boolean;
+  /** frames were sent since the last ping: only a pong can acknowledge them */
+  dirty: boolean;
   /** more was sent while a ping was in flight: ask again once it answers */
   again: boolean;
   timer: NodeJS.Timeout | undefined;
@@ -293,7 +295,7 @@ export class ChangeFeed implements PostgresChanges {
     if (subscription.key) {
       let state = this.sockets.get(channel.socket);
       if (!state) {
-        state = { subscriptions: new Set(), inFlight: false, again: false, timer: undefined };
+        state = { subscriptions: new Set(), inFlight: false, dirty: false, again: false, timer: undefined };
         this.sockets.set(channel.socket, state);
       }
       state.subscriptions.add(subscription);
@@ -572,6 +574,8 @@ export class ChangeFeed implements PostgresChanges {
           payloads.set(key, data);
         }
         channel.socket.sendFrame(frameOf(channel, ids, data));
+        const state = this.sockets.get(channel.socket);
+        if (state) state.dirty = true;
       }
       payloads.clear();
     }
@@ -722,12 +726,20 @@ export class ChangeFeed implements PostgresChanges {
   // ---------------------------------------------------------------------------------------------
 
   /**
-   * Asks each socket with resumable subscriptions to acknowledge what it was sent: a ping, whose
-   * pong proves every frame sent before it was read. One ping in flight per socket; what is sent
-   * meanwhile is asked about when it answers (and at least 100 ms later).
+   * Asks each socket with resumable subscriptions that was sent changes to acknowledge them: a
+   * ping, whose pong proves every frame sent before it was read. One ping in flight per socket;
+   * what is sent meanwhile is asked about when it answers (and at least 100 ms later). A socket
+   * with nothing unacknowledged is at the reader's position without being asked.
    */
   private askForAcknowledgements(): void {
     for (const [socket, state] of this.sockets) {
+      if (!state.dirty && !state.inFlight && !state.timer) {
+        // Nothing unacknowledged was sent to it: it has read all that was meant for it so far.
+        for (const subscription of state.subscriptions)
+          this.acknowledge(subscription, this.positionOf(subscription));
+        continue;
+      }
+      if (!state.dirty) continue;
       if (state.inFlight || state.timer) {
         state.again = true;
         continue;
@@ -736,16 +748,23 @@ export class ChangeFeed implements PostgresChanges {
     }
   }
 
+  private positionOf(subscription: Subscription): Position {
+    return subscription.live ? this.delivered : subscription.cursor;
+  }
+
+  private acknowledge(subscription: Subscription, position: Position): void {
+    if (!subscription.acked || compare(position, subscription.acked) > 0) subscription.acked = position;
+  }
+
   private ping(socket: ChannelSocket, state: SocketState): void {
     state.inFlight = true;
     state.again = false;
-    const at = [...state.subscriptions].map((s) => [s, s.live ? this.delivered : s.cursor] as const);
+    state.dirty = false;
+    const at = [...state.subscriptions].map((s) => [s, this.positionOf(s)] as const);
     socket.ping(() => {
       state.inFlight = false;
-      for (const [subscription, position] of at) {
-        if (!subscription.acked || compare(position, subscription.acked) > 0) subscription.acked = position;
-      }
-      if (state.again && this.sockets.get(socket) === state) {
+      for (const [subscription, position] of at) this.acknowledge(subscription, position);
+      if (state.again && state.dirty && this.sockets.get(socket) === state) {
         state.timer = setTimeout(() => {
           state.timer = undefined;
           if (this.sockets.get(socket) === state && !this.closed) this.ping(socket, state);
