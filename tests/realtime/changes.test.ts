@@ -4,7 +4,7 @@
 // receiving, a subscriber whose policy raises does not stop the others, payloads are Supabase's
 // (commit_timestamp, typnames, old_record, 413), and a filter that cannot be read is a system
 // message that leaves the channel open.
-import type { RealtimeChannel } from '@supabase/supabase-js';
+import type { RealtimeChannel, SupabaseClient } from '@supabase/supabase-js';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { withService } from '../../src/server/db/transactions.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -88,7 +88,7 @@ async function listen(
     table?: string;
   } = {},
   topic = `notes-${Math.random()}`,
-): Promise<{ channel: RealtimeChannel; got: Change[]; system: unknown[] }> {
+): Promise<{ client: SupabaseClient; channel: RealtimeChannel; got: Change[]; system: unknown[] }> {
   const client = realtimeClient(server);
   client.realtime.setAuth(who.accessToken);
   const got: Change[] = [];
@@ -112,7 +112,7 @@ async function listen(
     }),
   );
   await until(() => system.length > 0);
-  return { channel, got, system };
+  return { client, channel, got, system };
 }
 
 async function until(predicate: () => boolean, ms = 5000): Promise<void> {
@@ -320,4 +320,28 @@ test('a table scoped to its workspace column offers each change only to members 
   await sleep(300);
   expect(member.got.map((c) => c.new.n)).toEqual([1]);
   expect(outsider.got.map((c) => c.new.n)).toEqual([2]);
+});
+
+test('a signed-out session stops receiving, and a new access_token on the channel brings it back', async () => {
+  const dee = await signUp(server, 'dee');
+  const wsD = await workspace(server, dee, 'Delta');
+  const d = await listen(dee);
+  await insert(wsD, 'one');
+  await until(() => d.got.length === 1);
+  // The token's session ends: its claims no longer pass, though the token has not expired.
+  await dee.client.auth.signOut({ scope: 'local' });
+  await insert(wsD, 'two');
+  await sleep(600);
+  expect(d.got.map((c) => c.new.title)).toEqual(['one']);
+  // Signed in again: realtime-js pushes the new token to the channel, and changes flow again.
+  const { data, error } = await dee.client.auth.signInWithPassword({
+    email: dee.email,
+    password: 'correct horse battery',
+  });
+  expect(error).toBeNull();
+  await d.client.realtime.setAuth(data.session!.access_token);
+  await sleep(200);
+  await insert(wsD, 'three');
+  await until(() => d.got.length === 2);
+  expect(d.got.map((c) => c.new.title)).toEqual(['one', 'three']);
 });
