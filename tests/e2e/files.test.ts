@@ -29,6 +29,8 @@ import { flashAfter } from '../support/flash.js';
 
 /** Small, so a file over it is quick to make; the bucket takes it at start-up. */
 const PROJECT_FILE_MAX_BYTES = 200_000;
+/** The free plan's bytes: room for the test's files and one more file near the size limit, not two. */
+const PLAN_BYTES = 400_000;
 const PASSWORD = 'correct horse battery';
 
 let suite: BrowserSuite;
@@ -39,7 +41,10 @@ let workspaceId: string;
 let projectId: string;
 
 beforeAll(async () => {
-  suite = await startBrowserSuite({ APP_PROJECT_FILE_MAX_BYTES: String(PROJECT_FILE_MAX_BYTES) });
+  suite = await startBrowserSuite({
+    APP_PROJECT_FILE_MAX_BYTES: String(PROJECT_FILE_MAX_BYTES),
+    FREE_PLAN_STORAGE_BYTES: String(PLAN_BYTES),
+  });
   owner = await signUpInBrowser(suite, 'files-owner@example.com');
   slug = await createWorkspaceInBrowser(suite, owner, 'Files Labs');
   workspaceId = (
@@ -344,9 +349,34 @@ test(
     await expect(owner.locator('li[data-file="notes.txt"]').count()).resolves.toBe(0);
     expect(await objects('project-files', notesName)).toEqual([]);
 
+    // Two files that each fit the bucket but not both the plan: one is added, the other is
+    // refused by storage (the plan's bytes are counted as rows are written) and says why.
+    const near = () => Buffer.alloc(190_000, 1);
+    await owner.setInputFiles('[data-file-drop] input[type=file]', [
+      { name: 'first.pdf', mimeType: 'application/pdf', buffer: near() },
+      { name: 'second.pdf', mimeType: 'application/pdf', buffer: near() },
+    ]);
+    const planRefusal = await owner.waitForSelector('[data-upload] [data-upload-error]');
+    await expect(planRefusal.textContent()).resolves.toBe(
+      "The workspace's plan has no room for this file; delete files or upgrade the plan",
+    );
+    const kept = await objects('project-files', `${workspaceId}/${projectId}/`);
+    expect(kept.filter((o) => /\/(first|second)\.pdf$/.test(o.name))).toHaveLength(1);
+    // Now the plan's room is what binds, and the page says so before anything is sent.
+    await owner.reload();
+    await expect(owner.textContent('[data-file-drop]')).resolves.toContain(
+      "(what the workspace's plan has left)",
+    );
+    await owner.setInputFiles('[data-file-drop] input[type=file]', [
+      { name: 'third.pdf', mimeType: 'application/pdf', buffer: near() },
+    ]);
+    await expect(owner.textContent('[data-upload="third.pdf"] [data-upload-error]')).resolves.toMatch(
+      /^The workspace's plan has \d+ KB of storage left; delete files or upgrade the plan$/,
+    );
+
     // The billing page counts the bytes against the plan.
     await owner.goto(url(`/w/${slug}/billing`));
-    await expect(owner.textContent('[data-usage=storage]')).resolves.toMatch(/^1\d\d(\.\d)? KB of 1 GB$/);
+    await expect(owner.textContent('[data-usage=storage]')).resolves.toMatch(/^3\d\d KB of 391 KB$/);
   },
 );
 
