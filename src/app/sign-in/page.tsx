@@ -1,11 +1,13 @@
 // Sign-in page: e-mail and password, posted to a server action (works without client JavaScript).
-// Someone already signed in goes on to where they were headed, or their workspaces.
+// Someone already signed in goes on to where they were headed, or their workspaces. A passkey signs
+// in without the password (the device asks for a fingerprint, face or PIN).
 import Link from 'next/link';
 import { redirect } from 'next/navigation';
+import { PasskeySignInButton } from '@/app/components/passkey-buttons';
 import { ProviderButtons } from '@/app/components/provider-buttons';
 import { SignInForm } from '@/app/sign-in/sign-in-form';
 import { localPath, safeNext } from '@/app/lib/redirect-target';
-import { currentUser, halfSignedInUser, secondStepPath } from '@/app/lib/session';
+import { currentUser, halfSignedInUser, secondStepPath, services } from '@/app/lib/session';
 
 export const metadata = { title: 'Sign in' };
 
@@ -27,6 +29,11 @@ export default async function SignInPage({
       </div>
       <div className="rounded-lg border bg-card p-6 shadow-xs">
         <SignInForm next={next} />
+        {services().identity.deps.passkeys.enabled ? (
+          <div className="mt-4">
+            <PasskeySignInButton next={next} />
+          </div>
+        ) : null}
         <ProviderButtons next={next} />
       </div>
       <p className="mt-6 text-center text-sm text-muted-foreground">

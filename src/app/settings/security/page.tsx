@@ -1,12 +1,16 @@
 // The signed-in user's security settings: two-step verification with an authenticator app (set
 // up with a QR code or the secret, confirmed with a first code, removed after asking) and the
 // recovery codes that stand in for the app (shown once; new ones void the old); and where the
-// account is signed in, with a sign-out for each other session or all of them.
+// account is signed in, with a sign-out for each other session or all of them. Passkeys: add one
+// (the device asks for a fingerprint, face or PIN), see when each was last used, remove one; and a
+// security key instead of the app as the second step.
 import { PageHeader } from '@/app/components/page-header';
 import { Badge } from '@/app/components/ui/badge';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
+import { AddPasskeyButton } from '@/app/components/passkey-buttons';
 import { requireUser, services } from '@/app/lib/session';
 import { NewRecoveryCodes, TwoStepSettings } from '@/app/settings/security/security-forms';
+import { PasskeyList } from '@/app/settings/security/passkey-list';
 import { SessionsList } from '@/app/settings/security/sessions-list';
 
 export const dynamic = 'force-dynamic';
@@ -17,6 +21,8 @@ export default async function SecurityPage() {
   const { factors, recoveryCodesLeft } = await services().identity.factorsOf(user.userId);
   const factor = factors.find((f) => f.status === 'verified');
   const { sessions, total } = await services().identity.ownSessions(user.token);
+  const passkeysOn = services().identity.deps.passkeys.enabled;
+  const passkeys = passkeysOn ? await services().identity.listPasskeys(user.token) : [];
   return (
     <>
       <PageHeader
@@ -32,14 +38,36 @@ export default async function SecurityPage() {
             </CardTitle>
             <CardDescription>
               {factor
-                ? 'Signing in asks for a code from your authenticator app, or one of your recovery codes.'
+                ? factor.factor_type === 'webauthn'
+                  ? 'Signing in asks for your security key, or one of your recovery codes.'
+                  : 'Signing in asks for a code from your authenticator app, or one of your recovery codes.'
                 : 'Use an authenticator app (1Password, Google Authenticator, Authy, …) to make your account harder to break into. Some workspaces require it.'}
             </CardDescription>
           </CardHeader>
           <CardContent>
-            <TwoStepSettings factor={factor ? { id: factor.id, createdAt: factor.created_at } : null} />
+            <TwoStepSettings
+              factor={
+                factor ? { id: factor.id, createdAt: factor.created_at, kind: factor.factor_type } : null
+              }
+              securityKeys={services().identity.deps.mfa.webauthnEnroll}
+            />
           </CardContent>
         </Card>
+        {passkeysOn ? (
+          <Card aria-labelledby="passkeys">
+            <CardHeader>
+              <CardTitle id="passkeys">Passkeys</CardTitle>
+              <CardDescription>
+                Sign in with your fingerprint, face or device PIN instead of your password. A passkey stays on
+                your device or in your password manager; it cannot be phished or reused on another site.
+              </CardDescription>
+            </CardHeader>
+            <CardContent className="grid gap-4">
+              <PasskeyList passkeys={passkeys} />
+              <AddPasskeyButton />
+            </CardContent>
+          </Card>
+        ) : null}
         {factor ? (
           <Card aria-labelledby="recovery-codes">
             <CardHeader>

@@ -12,6 +12,7 @@ import {
   type EnrolState,
 } from '@/app/actions/mfa';
 import { ConfirmAction } from '@/app/components/confirm-action';
+import { AddSecurityKeyButton } from '@/app/components/passkey-buttons';
 import { RelativeTime } from '@/app/components/relative-time';
 import { Button } from '@/app/components/ui/button';
 import { Field, FormError } from '@/app/components/ui/field';
@@ -69,16 +70,26 @@ export function RecoveryCodes({ codes }: { codes: string[] }) {
  * The two-step card's body, whether or not an app is set up: one component in one place, so the
  * recovery codes stay on screen when confirming the app refreshes the page around it.
  */
-export function TwoStepSettings({ factor }: { factor: { id: string; createdAt: string } | null }) {
+export function TwoStepSettings({
+  factor,
+  securityKeys,
+}: {
+  factor: { id: string; createdAt: string; kind: string } | null;
+  /** security keys may be set up (MFA_WEBAUTHN_ENROLL_ENABLED) */
+  securityKeys: boolean;
+}) {
   const [started, start] = useActionState(startEnrolmentAction, initial);
   const [confirmed, confirm] = useActionState(confirmEnrolmentAction, initial);
+  const [keyCodes, setKeyCodes] = useState<string[] | null>(null);
   if (confirmed.recoveryCodes) return <RecoveryCodes codes={confirmed.recoveryCodes} />;
+  if (keyCodes) return <RecoveryCodes codes={keyCodes} />;
   if (factor) {
     return (
       <div className="flex flex-col gap-4 sm:flex-row sm:items-center sm:justify-between">
         <p className="flex items-center gap-2 text-sm">
           <ShieldCheck aria-hidden="true" className="size-4 text-primary" />
-          Authenticator app, added <RelativeTime date={factor.createdAt} />
+          {factor.kind === 'webauthn' ? 'Security key' : 'Authenticator app'}, added{' '}
+          <RelativeTime date={factor.createdAt} />
         </p>
         <RemoveAuthenticator factorId={factor.id} />
       </div>
@@ -87,12 +98,22 @@ export function TwoStepSettings({ factor }: { factor: { id: string; createdAt: s
   const enrolment = started.enrolment;
   if (!enrolment) {
     return (
-      <form action={start} className="grid gap-4">
-        <FormError>{started.error}</FormError>
-        <div>
-          <SubmitButton pendingText="Starting…">Set up an authenticator app</SubmitButton>
-        </div>
-      </form>
+      <div className="grid gap-4">
+        <form action={start} className="grid gap-4">
+          <FormError>{started.error}</FormError>
+          <div>
+            <SubmitButton pendingText="Starting…">Set up an authenticator app</SubmitButton>
+          </div>
+        </form>
+        {securityKeys ? (
+          <div className="grid gap-2 border-t pt-4">
+            <p className="text-sm text-muted-foreground">
+              Or use a security key (a USB or NFC key, or this device&apos;s screen lock) for the second step.
+            </p>
+            <AddSecurityKeyButton onRecoveryCodes={setKeyCodes} />
+          </div>
+        ) : null}
+      </div>
     );
   }
   return (

@@ -8,10 +8,17 @@ import { Field, FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 import { initialFormState } from '@/app/lib/form-state';
 
-export function SecondStepForm({ next }: { next: string | null }) {
+/** `recoveryOnly`: the second factor is a security key, so the form takes recovery codes alone. */
+export function SecondStepForm({
+  next,
+  recoveryOnly = false,
+}: {
+  next: string | null;
+  recoveryOnly?: boolean;
+}) {
   const [state, action] = useActionState(secondStepAction, initialFormState);
   const [method, setMethod] = useState<'totp' | 'recovery'>(
-    state.values?.method === 'recovery' ? 'recovery' : 'totp',
+    recoveryOnly || state.values?.method === 'recovery' ? 'recovery' : 'totp',
   );
   return (
     <form action={action} className="grid grid-cols-1 gap-4" noValidate>
@@ -48,9 +55,15 @@ export function SecondStepForm({ next }: { next: string | null }) {
       <SubmitButton pendingText="Checking…" className="w-full">
         Continue
       </SubmitButton>
-      <Button type="button" variant="link" onClick={() => setMethod(method === 'totp' ? 'recovery' : 'totp')}>
-        {method === 'totp' ? 'Use a recovery code instead' : 'Use the authenticator app instead'}
-      </Button>
+      {recoveryOnly ? null : (
+        <Button
+          type="button"
+          variant="link"
+          onClick={() => setMethod(method === 'totp' ? 'recovery' : 'totp')}
+        >
+          {method === 'totp' ? 'Use a recovery code instead' : 'Use the authenticator app instead'}
+        </Button>
+      )}
     </form>
   );
 }
