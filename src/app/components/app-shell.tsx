@@ -1,8 +1,10 @@
 // The frame of every signed-in page: a header with the product, the current workspace and its
-// switcher (logos where set), the account menu (or, on phones, one navigation button), the
-// workspace's tabs, and the page's main region. Signed-out visitors (an invitation link) get the header with "Sign in".
+// switcher (logos where set), on a workspace's pages its live connection (who else is viewing,
+// "Reconnecting…"), the account menu (or, on phones, one navigation button), the workspace's
+// tabs, and the page's main region. Signed-out visitors (an invitation link) get the header with "Sign in".
 import Link from 'next/link';
 import type { ReactNode } from 'react';
+import { LiveWorkspace } from '@/app/components/live-workspace';
 import { Logo } from '@/app/components/logo';
 import { MobileNav } from '@/app/components/mobile-nav';
 import { Button } from '@/app/components/ui/button';
@@ -15,6 +17,7 @@ import { myProfile } from '@/app/lib/queries/profile';
 import { switcherWorkspaces, type WorkspaceAccess } from '@/app/lib/queries/workspaces';
 import type { SignedIn } from '@/app/lib/session';
 import { chosenTheme } from '@/app/lib/theme';
+import { getRuntime } from '@/server/runtime';
 import { PastDueBanner } from '@/app/components/past-due-banner';
 
 export async function AppShell({
@@ -83,6 +86,14 @@ export async function AppShell({
             </>
           ) : null}
           <div className="ml-auto flex items-center gap-1">
+            {user && workspace ? (
+              <LiveWorkspace
+                workspaceId={workspace.id}
+                slug={workspace.slug}
+                userId={user.userId}
+                apiKey={getRuntime().config.projectApiKey}
+              />
+            ) : null}
             {menuUser ? (
               <>
                 <div className="hidden md:block">
