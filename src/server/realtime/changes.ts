@@ -78,6 +78,8 @@ interface Subscription {
   live: boolean;
   /** while not live: the last change it was given */
   cursor: Position;
+  /** live, but its client already had changes up to here (acknowledged on another instance) */
+  skipThrough: Position | null;
   /** the position its client last acknowledged (a pong after the frames), and the one written */
   acked: Position | null;
   written: Position | null;
@@ -274,6 +276,7 @@ export class ChangeFeed implements PostgresChanges {
       holder: randomUUID(),
       live: false,
       cursor: this.delivered,
+      skipThrough: null,
       acked: null,
       written: null,
       closed: false,
@@ -427,7 +430,10 @@ export class ChangeFeed implements PostgresChanges {
       }
       await this.enqueue(async () => {
         while (!subscription.closed && (await this.replayPage(subscription)) === BATCH);
-        if (!subscription.closed) subscription.live = true;
+        if (subscription.closed) return;
+        // A resume point ahead of this instance's reader: what lies before it was read already.
+        if (compare(subscription.cursor, this.delivered) > 0) subscription.skipThrough = subscription.cursor;
+        subscription.live = true;
       });
     } catch (error) {
       this.warn('replay', 'realtime: replaying changes to a subscription failed', error);
@@ -534,7 +540,12 @@ export class ChangeFeed implements PostgresChanges {
         workspace = typeof value === 'string' ? value : '';
       }
       const targets: Target[] = [];
+      const position = positionOf(row);
       for (const subscription of subscriptions) {
+        if (subscription.skipThrough) {
+          if (compare(position, subscription.skipThrough) <= 0) continue;
+          subscription.skipThrough = null;
+        }
         if (workspace !== null && roleOf(subscription.channel) !== 'service_role') {
           const caller = subscription.channel.caller.caller;
           if (caller.kind !== 'user' || !memberships?.get(caller.claims.sub)?.has(workspace)) continue;
