@@ -173,6 +173,49 @@ describe('production mode (DATABASE_URL set)', () => {
     }
   });
 
+  test('passkeys: the relying party follows APP_URL, can be named, and one browsers would refuse stops start-up', async () => {
+    const base = {
+      DATABASE_URL: 'postgres://x@localhost/db',
+      ...secrets,
+      APP_URL: 'https://app.example.com/',
+    };
+    expect((await loadConfig(base)).webauthn).toEqual({
+      passkeysEnabled: true,
+      mfaEnrollEnabled: true,
+      mfaVerifyEnabled: true,
+      rpId: 'app.example.com',
+      rpDisplayName: 'Tenantry',
+      rpOrigins: ['https://app.example.com'],
+      challengeExpirySeconds: 300,
+      maxPasskeysPerUser: 10,
+      ceremoniesPerAddress: 30,
+    });
+    const shared = await loadConfig({
+      ...base,
+      WEBAUTHN_RP_ID: 'Example.com',
+      WEBAUTHN_RP_ORIGINS: 'https://app.example.com, https://example.com',
+      WEBAUTHN_CHALLENGE_EXPIRY: '2m',
+      PASSKEY_ENABLED: 'false',
+    });
+    expect(shared.webauthn).toMatchObject({
+      passkeysEnabled: false,
+      rpId: 'example.com',
+      rpOrigins: ['https://app.example.com', 'https://example.com'],
+      challengeExpirySeconds: 120,
+    });
+    for (const [name, value] of [
+      ['WEBAUTHN_RP_ID', 'other.example.net'],
+      ['WEBAUTHN_RP_ID', 'https://example.com'],
+      ['WEBAUTHN_RP_ORIGINS', 'not a url'],
+      ['WEBAUTHN_CHALLENGE_EXPIRY', '5'],
+      ['PASSKEY_MAX_PASSKEYS_PER_USER', '0'],
+    ] as const) {
+      await expect(loadConfig({ ...base, [name]: value }), `${name}=${value}`).rejects.toThrow(
+        new RegExp(name),
+      );
+    }
+  });
+
   test('the public and service keys must differ', async () => {
     await expect(
       loadConfig({
