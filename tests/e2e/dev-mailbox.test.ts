@@ -183,6 +183,32 @@ test(
       }
     }
 
+    // A reader whose system is dark gets the e-mail's dark palette (clients honouring it do the same).
+    {
+      const context = await themedContext(browser, {
+        theme: 'dark',
+        scheme: 'dark',
+        size: PHONE,
+        url: local,
+      });
+      const page = await context.newPage();
+      await page.goto(`${local}/dev/mailbox`);
+      const mail = page.frameLocator('iframe[title^="HTML part of"]').first();
+      const card = mail.locator('.mail-card');
+      // the page around the card too, or the product's name would be light on light
+      await expect(
+        mail
+          .locator('body > table > tbody > tr > td')
+          .first()
+          .evaluate((el) => getComputedStyle(el).backgroundColor),
+      ).resolves.toBe('rgb(15, 23, 42)');
+      await expect(card.evaluate((el) => getComputedStyle(el).backgroundColor)).resolves.toBe(
+        'rgb(30, 41, 59)',
+      );
+      await shoot(page, 'dev-mailbox-email-dark-scheme-phone');
+      await context.close();
+    }
+
     // From another machine: not found, whatever the headers claim.
     const forged: Record<string, string>[] = [
       {},

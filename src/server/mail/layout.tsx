@@ -47,7 +47,7 @@ export interface MailLayoutProps {
 const DARK_MODE_CSS = `
 :root { color-scheme: light dark; supported-color-schemes: light dark; }
 @media (prefers-color-scheme: dark) {
-  .mail-body { background-color: #0f172a !important; }
+  .mail-body, .mail-body > table > tbody > tr > td { background-color: #0f172a !important; }
   .mail-card { background-color: #1e293b !important; border-color: #334155 !important; }
   .mail-text, .mail-heading, .mail-code { color: #f1f5f9 !important; }
   .mail-muted { color: #cbd5e1 !important; }
