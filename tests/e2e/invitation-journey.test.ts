@@ -77,7 +77,10 @@ test('invite by e-mail, accept from the link, change role, remove', { timeout: 1
     notice('Welcome to the workspace'),
   );
   await grace.waitForURL(`**/w/${slug}`);
-  await expect(grace.textContent('h1')).resolves.toBe('Lovelace Labs');
+  // The heading's name (the workspace's mark beside it is decorative).
+  await expect(
+    grace.getByRole('heading', { level: 1, name: 'Lovelace Labs', exact: true }).count(),
+  ).resolves.toBe(1);
   await grace.screenshot({ path: `${screenshots}/workspace.png` });
 
   // A member is refused an admin-only action, shown as such.
@@ -291,4 +294,42 @@ test('a long invited address is shown whole on a phone, and the revoke dialog st
   await owner.screenshot({ path: `${screenshots}/pages/revoke-long-address-light-phone.png` });
   await confirmDialog(owner, 'Revoke invitation');
   await owner.waitForSelector(`[data-invitation="${address}"]`, { state: 'detached' });
+}, 90_000);
+
+test('making someone an owner asks first, and focus comes back to their role button either way', async () => {
+  const owner = await signUpInBrowser(suite, 'asks-owner@example.com');
+  const slug = await createWorkspace(owner, 'Asks First');
+  await signUpInBrowser(suite, 'asks-member@example.com');
+  await db.query(
+    `insert into public.workspace_members (workspace_id, user_id, role)
+     select w.id, u.id, 'member' from public.workspaces w, auth.users u
+     where w.slug = $1 and u.email = $2`,
+    [slug, 'asks-member@example.com'],
+  );
+  const roleOf = async () =>
+    (
+      await db.query<{ role: string }>(
+        `select m.role from public.workspace_members m join auth.users u on u.id = m.user_id
+         join public.workspaces w on w.id = m.workspace_id where w.slug = $1 and u.email = $2`,
+        [slug, 'asks-member@example.com'],
+      )
+    ).rows[0]!.role;
+  await owner.goto(`${app.url}/w/${slug}/members`);
+  const button = '[aria-label^="Role of asks-member@example.com"]';
+
+  await owner.click(button);
+  await owner.getByRole('menuitem', { name: /^owner/i }).click();
+  const dialog = owner.getByRole('alertdialog');
+  await expect(dialog.textContent()).resolves.toContain('full control');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  expect(await roleOf()).toBe('member');
+  await expect(owner.evaluate(() => document.activeElement?.getAttribute('aria-label'))).resolves.toMatch(
+    /^Role of asks-member@example.com/,
+  );
+
+  await owner.click(button);
+  await owner.getByRole('menuitem', { name: /^owner/i }).click();
+  await flashAfter(owner, () => confirmDialog(owner, 'Make owner'));
+  expect(await roleOf()).toBe('owner');
 }, 90_000);

@@ -105,7 +105,10 @@ test(
 
 test('the owner, at aal2, requires two-step verification in the workspace', { timeout: 30_000 }, async () => {
   await page.goto(url(`/w/${slug}/settings`));
-  await expect(flashAfter(page, () => page.click('text=Require two-step verification'))).resolves.toEqual({
+  // It asks first: members without two-step verification lose access at once.
+  await page.click('text=Require two-step verification');
+  await expect(page.getByRole('alertdialog').textContent()).resolves.toContain('lose access');
+  await expect(flashAfter(page, () => confirmDialog(page, 'Require it'))).resolves.toEqual({
     kind: 'notice',
     text: 'Members now need two-step verification here',
   });

@@ -5,14 +5,7 @@ import { createClient } from '@supabase/supabase-js';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import ws from 'ws';
-import {
-  DESKTOP,
-  PHONE,
-  seriousViolations,
-  shoot,
-  sidewaysOverflow,
-  themedContext,
-} from '../support/browser-checks.js';
+import { inEveryLook, seriousViolations, shoot, sidewaysOverflow } from '../support/browser-checks.js';
 import {
   confirmDialog,
   signUpInBrowser,
@@ -127,25 +120,17 @@ test('the Security page with its sessions: accessible in both themes, at desktop
   await signUpInBrowser(suite, 'looks-sessions@example.com');
   await signInAs(suite.browser, 'looks-sessions@example.com', FIREFOX_ON_WINDOWS);
   const problems: string[] = [];
-  for (const theme of ['light', 'dark'] as const) {
-    for (const [sizeName, size] of [
-      ['desktop', DESKTOP],
-      ['phone', PHONE],
-    ] as const) {
-      const context = await themedContext(suite.browser, { theme, size, url: suite.app.url });
-      const page = await context.newPage();
-      await page.goto(`${suite.app.url}/sign-in`);
-      await page.fill('input[name=email]', 'looks-sessions@example.com');
-      await page.fill('input[name=password]', 'correct horse battery');
-      await page.click('button[type=submit]');
-      await page.waitForURL('**/workspaces');
-      await page.goto(`${suite.app.url}/settings/security`);
-      await page.locator('[data-session]').first().waitFor();
-      for (const v of await seriousViolations(page)) problems.push(`${theme} ${sizeName}: ${v.id} ${v.help}`);
-      expect((await sidewaysOverflow(page)).by).toBeLessThanOrEqual(0);
-      await shoot(page, `security-sessions-${theme}-${sizeName}`);
-      await context.close();
-    }
-  }
+  await inEveryLook(suite.browser, suite.app.url, async (page, look) => {
+    await page.goto(`${suite.app.url}/sign-in`);
+    await page.fill('input[name=email]', 'looks-sessions@example.com');
+    await page.fill('input[name=password]', 'correct horse battery');
+    await page.click('button[type=submit]');
+    await page.waitForURL('**/workspaces');
+    await page.goto(`${suite.app.url}/settings/security`);
+    await page.locator('[data-session]').first().waitFor();
+    for (const v of await seriousViolations(page)) problems.push(`${look}: ${v.id} ${v.help}`);
+    expect((await sidewaysOverflow(page)).by).toBeLessThanOrEqual(0);
+    await shoot(page, `security-sessions-${look}`);
+  });
   expect(problems).toEqual([]);
 }, 120_000);

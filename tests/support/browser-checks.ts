@@ -91,3 +91,30 @@ export async function shoot(page: Page, name: string, { fullPage = true } = {}):
   if (fullPage) await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: `${SCREENSHOTS}/pages/${name}.png`, fullPage });
 }
+
+/** The four looks every page is checked in: light and dark, at desktop and phone width. */
+export const LOOKS = [
+  { theme: 'light', sizeName: 'desktop', size: DESKTOP },
+  { theme: 'light', sizeName: 'phone', size: PHONE },
+  { theme: 'dark', sizeName: 'desktop', size: DESKTOP },
+  { theme: 'dark', sizeName: 'phone', size: PHONE },
+] as const;
+
+/**
+ * Runs `check` on a fresh page in each of the four looks (its own browser profile, closed after),
+ * named like "dark-phone" for screenshots and messages.
+ */
+export async function inEveryLook(
+  browser: Browser,
+  url: string,
+  check: (page: Page, look: string) => Promise<void>,
+): Promise<void> {
+  for (const { theme, sizeName, size } of LOOKS) {
+    const context = await themedContext(browser, { theme, size, url });
+    try {
+      await check(await context.newPage(), `${theme}-${sizeName}`);
+    } finally {
+      await context.close();
+    }
+  }
+}

@@ -3,7 +3,7 @@
 // its confirm button submits the form to the server action. The dialog stays open, its button
 // saying what is happening ("Deleting…"), until the action is done, then closes; the outcome
 // appears as a toast.
-import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type ReactNode, type RefObject } from 'react';
 import { useFormStatus } from 'react-dom';
 import {
   AlertDialog,
@@ -38,6 +38,7 @@ export function ConfirmAction({
   fields,
   open: controlledOpen,
   onOpenChange,
+  returnFocusTo,
 }: {
   /** the button that opens the dialog (rendered as the trigger); omit when opened from a menu */
   trigger?: ReactNode;
@@ -49,6 +50,11 @@ export function ConfirmAction({
   fields: Record<string, string>;
   open?: boolean;
   onOpenChange?: (open: boolean) => void;
+  /**
+   * Where keyboard focus goes when the dialog closes, for a dialog opened without a trigger (from
+   * a menu): the element that led to it, rather than the top of the page.
+   */
+  returnFocusTo?: RefObject<HTMLElement | null>;
 }) {
   const [ownOpen, setOwnOpen] = useState(false);
   const open = controlledOpen ?? ownOpen;
@@ -56,7 +62,16 @@ export function ConfirmAction({
   return (
     <AlertDialog open={open} onOpenChange={setOpen}>
       {trigger ? <AlertDialogTrigger asChild>{trigger}</AlertDialogTrigger> : null}
-      <AlertDialogContent>
+      <AlertDialogContent
+        onCloseAutoFocus={
+          returnFocusTo
+            ? (event) => {
+                event.preventDefault();
+                returnFocusTo.current?.focus();
+              }
+            : undefined
+        }
+      >
         <AlertDialogTitle>{title}</AlertDialogTitle>
         <AlertDialogDescription>{description}</AlertDialogDescription>
         <form action={action}>

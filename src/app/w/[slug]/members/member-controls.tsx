@@ -3,7 +3,7 @@
 // member's role menu (only the roles the viewer may grant), and the actions that ask first:
 // remove a member, revoke an invitation, leave the workspace.
 import { Check, ChevronDown, LogOut, Send, UserMinus, X } from 'lucide-react';
-import { useActionState, useRef } from 'react';
+import { useActionState, useRef, useState } from 'react';
 import {
   changeRoleAction,
   inviteAction,
@@ -97,6 +97,9 @@ export function RoleMenu({
 }) {
   const form = useRef<HTMLFormElement>(null);
   const role = useRef<HTMLInputElement>(null);
+  const trigger = useRef<HTMLButtonElement>(null);
+  // Making someone an owner is hard to undo (an owner can remove other owners): it asks first.
+  const [confirmOwner, setConfirmOwner] = useState(false);
   return (
     <>
       <form ref={form} action={changeRoleAction} hidden>
@@ -107,7 +110,12 @@ export function RoleMenu({
       </form>
       <DropdownMenu>
         <DropdownMenuTrigger asChild>
-          <Button variant="outline" size="sm" aria-label={`Role of ${member.email}: ${member.role}`}>
+          <Button
+            ref={trigger}
+            variant="outline"
+            size="sm"
+            aria-label={`Role of ${member.email}: ${member.role}`}
+          >
             <span className="capitalize">{member.role}</span>
             <ChevronDown aria-hidden="true" />
           </Button>
@@ -119,6 +127,10 @@ export function RoleMenu({
               key={r}
               disabled={r === member.role}
               onSelect={() => {
+                if (r === 'owner') {
+                  setConfirmOwner(true);
+                  return;
+                }
                 if (!role.current || !form.current) return;
                 role.current.value = r;
                 form.current.requestSubmit();
@@ -126,14 +138,28 @@ export function RoleMenu({
               className="items-start py-2"
             >
               <span className="grid">
-                <span className="font-medium capitalize">{r}</span>
+                <span className="font-medium capitalize">
+                  {r}
+                  {r === member.role ? <span className="sr-only"> (current role)</span> : null}
+                </span>
                 <span className="text-xs text-muted-foreground">{ROLE_HELP[r]}</span>
               </span>
-              {r === member.role ? <Check aria-label="current role" className="mt-0.5 ml-auto" /> : null}
+              {r === member.role ? <Check aria-hidden="true" className="mt-0.5 ml-auto" /> : null}
             </DropdownMenuItem>
           ))}
         </DropdownMenuContent>
       </DropdownMenu>
+      <ConfirmAction
+        open={confirmOwner}
+        onOpenChange={setConfirmOwner}
+        returnFocusTo={trigger}
+        title={`Make ${member.name} an owner?`}
+        description={`${member.email} gets full control of the workspace: billing, deleting it, and changing or removing any member, other owners and you included.`}
+        confirmLabel="Make owner"
+        pendingLabel="Saving…"
+        action={changeRoleAction}
+        fields={{ slug, workspace_id: workspaceId, user_id: member.userId, role: 'owner' }}
+      />
     </>
   );
 }
