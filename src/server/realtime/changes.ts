@@ -1,10 +1,11 @@
-// In charge of postgres_changes (decision 0081): tailing realtime.changes, the outbox the capture
+// In charge of postgres_changes (decision 0081): reading realtime.changes, the outbox the capture
 // trigger writes, in (txid, id) order and only past transactions that have all ended (so one that
 // commits late is never stepped over); deciding who receives each change (bindings, filters, then
-// row-level security asked of PostgreSQL per group of identical role and claims, a group's error
-// kept to that group, judged on the row as the change left it); building Supabase's payloads; and resuming a subscription that comes back
-// (same session, topic and bindings, on any instance) from where its client last acknowledged, or
-// telling it that changes were pruned meanwhile. Every instance tails for itself: no leader.
+// row-level security asked of PostgreSQL per group of identical role and claims, on the row as the
+// change left it, a group's error kept to that group); building Supabase's payloads; and resuming
+// a subscription that comes back (same session, topic and bindings, on any instance) from where
+// its client last acknowledged, or telling it that changes were pruned meanwhile. Every instance
+// with subscribers reads for itself: no leader, no LISTEN.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
