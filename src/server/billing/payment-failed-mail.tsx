@@ -1,6 +1,7 @@
 // In charge of the e-mail a workspace's owners get when a payment fails: what failed, what to do
 // (update the payment method before the grace period ends), and the links to do it, as plain
 // text and in the product's HTML e-mail layout.
+/** @jsxRuntime automatic @jsxImportSource react */ // JSX compiles alike whatever the working folder (commands run from a team's project)
 import { MailLayout, MailLink, MailNote, MailParagraph, renderMailHtml } from '../mail/layout.js';
 
 export interface PaymentFailedFacts {

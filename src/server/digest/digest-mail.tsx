@@ -1,6 +1,7 @@
 // In charge of the digest e-mail's HTML part: the sections compose.ts wrote (a workspace, its
 // counts and latest events) in the product's e-mail layout, with the workspace as the link to
 // follow and the unsubscribe and preference links in the footer.
+/** @jsxRuntime automatic @jsxImportSource react */ // JSX compiles alike whatever the working folder (commands run from a team's project)
 import { Section } from '@react-email/components';
 import { MailLayout, MailLink, MailNote, MailParagraph, renderMailHtml } from '../mail/layout.js';
 import type { DigestSection } from './compose.js';

@@ -5,6 +5,7 @@
 // Supabase templates carry over; every value is HTML-escaped in HTML and stripped of line breaks
 // in subjects. Only substitutions are supported, and a template naming an unknown variable is
 // refused when the process starts. Pure apart from reading the directory once.
+/** @jsxRuntime automatic @jsxImportSource react */ // JSX compiles alike whatever the working folder (commands run from a team's project)
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MailLayout, MailNote, MailParagraph, renderMailHtml } from '../mail/layout.js';

@@ -1,6 +1,7 @@
 // In charge of the workspace invitation e-mail's HTML and plain-text parts, from the facts the
 // database records with it (migration 0086): who invited whom to which workspace, as what, the
 // accept link and until when it works.
+/** @jsxRuntime automatic @jsxImportSource react */ // JSX compiles alike whatever the working folder (commands run from a team's project)
 import { MailLayout, MailNote, MailParagraph, renderMailHtml } from './layout.js';
 
 export interface InvitationFacts {

@@ -2,6 +2,7 @@
 // the message, a primary button with its link written out beneath it, an optional code, notes and
 // a footer) and its rendering to an HTML document. Tables are role=presentation, colours keep
 // 4.5:1 contrast in light and dark mode, and nothing is fetched remotely (the logo is a CID).
+/** @jsxRuntime automatic @jsxImportSource react */ // JSX compiles alike whatever the working folder (commands run from a team's project)
 import {
   Body,
   Button,
