@@ -345,3 +345,38 @@ test('a signed-out session stops receiving, and a new access_token on the channe
   await until(() => d.got.length === 2);
   expect(d.got.map((c) => c.new.title)).toEqual(['one', 'three']);
 });
+
+test('a transaction that commits after a later one is never stepped over: both arrive, in transaction order', async () => {
+  const a = await listen(ada);
+  const early = await server.pool.connect();
+  try {
+    // The first transaction takes its id and writes, then waits; the second writes and commits.
+    await early.query('begin');
+    await early.query(
+      `insert into public.rt_notes (workspace_id, title) values ($1, 'first, commits last')`,
+      [wsA],
+    );
+    await insert(wsA, 'second, commits first');
+    await sleep(400);
+    // Held back while the earlier transaction runs: nothing yet, and nothing skipped.
+    expect(a.got).toEqual([]);
+    await early.query('commit');
+  } finally {
+    early.release();
+  }
+  await until(() => a.got.length === 2);
+  expect(a.got.map((c) => c.new.title)).toEqual(['first, commits last', 'second, commits first']);
+  // One that rolls back holds the others back only while it runs.
+  const doomed = await server.pool.connect();
+  try {
+    await doomed.query('begin');
+    await doomed.query(`insert into public.rt_notes (workspace_id, title) values ($1, 'rolled back')`, [wsA]);
+    await insert(wsA, 'kept');
+    await doomed.query('rollback');
+  } finally {
+    doomed.release();
+  }
+  await until(() => a.got.length === 3);
+  await sleep(200);
+  expect(a.got.map((c) => c.new.title)).toEqual(['first, commits last', 'second, commits first', 'kept']);
+});
