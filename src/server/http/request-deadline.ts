@@ -51,8 +51,11 @@ export function streamingUpload(req: IncomingMessage, res: ServerResponse, idleM
     clearTimeout(deadline.timer);
     deadline.timer = null;
   }
-  if (req.complete) return;
+  // A request already read, or whose connection is already gone (the client left), has nothing
+  // left to bound; the connection is kept to restore its idle timeout after the answer.
+  const socket = req.socket as IncomingMessage['socket'] | null;
+  if (req.complete || !socket) return;
   // No 'timeout' listener: Node destroys the socket (its default, as for every idle connection).
-  req.socket.setTimeout(idleMs);
-  if (deadline) res.once('close', () => req.socket.setTimeout(deadline.socketIdleMs));
+  socket.setTimeout(idleMs);
+  if (deadline) res.once('close', () => socket.setTimeout(deadline.socketIdleMs));
 }
