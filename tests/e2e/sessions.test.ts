@@ -134,3 +134,23 @@ test('the Security page with its sessions: accessible in both themes, at desktop
   });
   expect(problems).toEqual([]);
 }, 120_000);
+
+test('setting up an authenticator app offers an otpauth link for this phone and can be cancelled', async () => {
+  const page = await signUpInBrowser(suite, 'cancels-totp@example.com');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`${suite.app.url}/settings/security`);
+  await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+  const link = page.getByRole('link', { name: 'Open it in your authenticator app' });
+  await expect(link.getAttribute('href')).resolves.toMatch(/^otpauth:\/\/totp\/.+secret=[A-Z2-7]+/);
+  const factors = () =>
+    suite.db.query(
+      `select f.status from auth.mfa_factors f join auth.users u on u.id = f.user_id where u.email = $1`,
+      ['cancels-totp@example.com'],
+    );
+  expect((await factors()).rows).toEqual([{ status: 'unverified' }]);
+
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await page.getByRole('button', { name: 'Set up an authenticator app' }).waitFor();
+  expect(await page.locator('img[alt^="QR code"]').count()).toBe(0);
+  await expect.poll(async () => (await factors()).rowCount).toBe(0);
+}, 60_000);

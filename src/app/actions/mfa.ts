@@ -26,7 +26,7 @@ import { isHttpError } from '@/server/http/errors';
 const SECURITY = '/settings/security';
 
 export interface EnrolState extends FormState {
-  enrolment?: { factorId: string; qrCode: string; secret: string };
+  enrolment?: { factorId: string; qrCode: string; secret: string; uri: string };
   /** shown once, right after they are made */
   recoveryCodes?: string[];
 }
@@ -67,6 +67,7 @@ export async function startEnrolmentAction(_state: EnrolState, _form: FormData):
         factorId: factor.id,
         qrCode: `data:image/svg+xml;base64,${Buffer.from(totp.qr_code).toString('base64')}`,
         secret: totp.secret,
+        uri: totp.uri,
       },
     };
   } catch (error) {
@@ -129,6 +130,19 @@ export async function removeFactorAction(form: FormData): Promise<never> {
   }
   await flash('notice', 'Two-step verification is off');
   redirect(SECURITY);
+}
+
+/**
+ * Abandons a set-up that was started but not confirmed: the unverified factor goes, so starting
+ * again begins clean. The page forgets the QR code itself; nothing is said unless it fails.
+ */
+export async function cancelEnrolmentAction(form: FormData): Promise<void> {
+  const user = await signedInOrBack();
+  const factorId = idField.safeParse(form.get('factor_id'));
+  if (!factorId.success) return;
+  await services()
+    .identity.unenrollFactor(user.token, factorId.data)
+    .catch(() => undefined);
 }
 
 /** The second step at sign-in: a code from the app, or one of the recovery codes. */

@@ -5,6 +5,7 @@
 import { Copy, Download, ShieldCheck, Trash2 } from 'lucide-react';
 import { useActionState, useState } from 'react';
 import {
+  cancelEnrolmentAction,
   confirmEnrolmentAction,
   newRecoveryCodesAction,
   removeFactorAction,
@@ -81,6 +82,8 @@ export function TwoStepSettings({
   const [started, start] = useActionState(startEnrolmentAction, initial);
   const [confirmed, confirm] = useActionState(confirmEnrolmentAction, initial);
   const [keyCodes, setKeyCodes] = useState<string[] | null>(null);
+  // A set-up cancelled here: its QR code is forgotten at once (the server removes the factor).
+  const [cancelled, setCancelled] = useState<string | null>(null);
   if (confirmed.recoveryCodes) return <RecoveryCodes codes={confirmed.recoveryCodes} />;
   if (keyCodes) return <RecoveryCodes codes={keyCodes} />;
   if (factor) {
@@ -95,7 +98,7 @@ export function TwoStepSettings({
       </div>
     );
   }
-  const enrolment = started.enrolment;
+  const enrolment = started.enrolment?.factorId === cancelled ? undefined : started.enrolment;
   if (!enrolment) {
     return (
       <div className="grid gap-4">
@@ -130,6 +133,13 @@ export function TwoStepSettings({
         <ol className="list-decimal space-y-2 pl-5 text-sm">
           <li>Scan the QR code with your authenticator app.</li>
           <li>
+            On this phone?{' '}
+            <a className="font-medium underline" href={enrolment.uri}>
+              Open it in your authenticator app
+            </a>
+            .
+          </li>
+          <li>
             Can&apos;t scan it? Enter this key instead:{' '}
             <code data-totp-secret="" className="rounded bg-muted px-1.5 py-0.5 font-mono break-all">
               {enrolment.secret}
@@ -147,8 +157,19 @@ export function TwoStepSettings({
           required
           error={confirmed.fieldErrors?.code}
         />
-        <div>
+        <div className="flex flex-wrap gap-2">
           <SubmitButton pendingText="Checking…">Turn on two-step verification</SubmitButton>
+          <Button
+            type="submit"
+            variant="outline"
+            formAction={async (form) => {
+              setCancelled(enrolment.factorId);
+              await cancelEnrolmentAction(form);
+            }}
+            formNoValidate
+          >
+            Cancel
+          </Button>
         </div>
       </form>
     </div>
