@@ -415,7 +415,7 @@ describe('structure', () => {
     const r = await pool.query<{ name: string; config: string[] | null; owner: string }>(
       `select p.oid::regprocedure::text as name, p.proconfig as config, pg_get_userbyid(p.proowner) as owner
        from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-       where p.prosecdef and n.nspname in ('public', 'internal', 'auth')`,
+       where p.prosecdef and n.nspname in ('public', 'internal', 'auth', 'storage', 'realtime', 'tenantry')`,
     );
     expect(r.rows.length).toBeGreaterThan(10);
     for (const fn of r.rows) {
