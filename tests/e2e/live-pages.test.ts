@@ -138,7 +138,11 @@ test(
     await mark(grace);
     await ada.fill('form:has(button:text("Add project")) input[name=name]', 'Rocket');
     await flashAfter(ada, () => ada.click('text=Add project'));
+    const created = Date.now();
     await grace.waitForSelector('ul[aria-label=Projects] >> text=Rocket', { timeout: LIVE });
+    console.log(
+      `a project on another member's overview ${Date.now() - created} ms after its creator's page said so`,
+    );
     await grace.waitForSelector('ol[aria-label=Activity] >> text=Rocket', { timeout: LIVE });
     expect(await stillMarked(grace)).toBe(true);
     // Cy, elsewhere, got nothing of it.
@@ -197,7 +201,9 @@ test(
 
     // Grace leaves: her face goes from Ada's header.
     await grace.context().close();
+    const left = Date.now();
     await waitForViewers(ada, []);
+    console.log(`a face gone ${Date.now() - left} ms after its page closed`);
     await Promise.all([ada, cy, eve].map((p) => p.context().close()));
   },
 );
@@ -250,11 +256,13 @@ test(
       expect((await sidewaysOverflow(ada)).by).toBe(0);
 
       blocked = false;
+      const restored = Date.now();
       await ada.waitForFunction(
         () => document.querySelector('[data-live-status]')?.textContent === '',
         undefined,
         { timeout: 20_000 },
       );
+      console.log(`"Reconnecting…" gone ${Date.now() - restored} ms after the socket was let through`);
       await waitForViewers(ada, [ids.grace!]);
       await context.close();
     }
