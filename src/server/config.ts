@@ -570,8 +570,14 @@ const envSchema = z.object({
   REALTIME_MAX_MESSAGES_PER_SECOND: positiveInt.max(100_000).default(100),
   REALTIME_MAX_PAYLOAD_BYTES: positiveInt.max(5_000_000).default(256 * 1024),
   REALTIME_HEARTBEAT_TIMEOUT_MS: positiveInt.min(100).max(3_600_000).default(60_000),
-  REALTIME_CHANGES_RETENTION_MS: positiveInt.min(1000).max(7 * 24 * 3_600_000).default(600_000),
-  REALTIME_MAX_RECORD_BYTES: positiveInt.min(1024).max(100 * 1024 * 1024).default(1024 * 1024),
+  REALTIME_CHANGES_RETENTION_MS: positiveInt
+    .min(1000)
+    .max(7 * 24 * 3_600_000)
+    .default(600_000),
+  REALTIME_MAX_RECORD_BYTES: positiveInt
+    .min(1024)
+    .max(100 * 1024 * 1024)
+    .default(1024 * 1024),
   REALTIME_CHANGES_POLL_MS: positiveInt.min(10).max(10_000).default(50),
   FREE_PLAN_PROJECTS: z.coerce.number().int().min(0).default(1000),
   FREE_PLAN_LIMITS: z
