@@ -7,7 +7,7 @@ import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { requestContext } from '@/app/lib/client';
 import { asUser } from '@/app/lib/db';
-import { flash } from '@/app/lib/flash';
+import { flash, readFlash } from '@/app/lib/flash';
 import { viewersIn, type Viewer } from '@/app/lib/queries/presence';
 import {
   currentUser,
@@ -97,6 +97,8 @@ export async function checkLiveMembershipAction(id: string, path: string): Promi
   const user = await requireUser(back);
   const input = workspaceId.safeParse(id);
   if (input.success && (await isMember(user, input.data))) return true;
-  await flash('notice', 'You are no longer a member of that workspace');
+  // Leaving by oneself also ends the membership: the leave action's own words ("You left the
+  // workspace"), already waiting for the next page, are the ones to keep.
+  if (!(await readFlash())) await flash('notice', 'You are no longer a member of that workspace');
   redirect('/workspaces');
 }
