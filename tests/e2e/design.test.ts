@@ -515,3 +515,24 @@ test(
     expect(problems).toEqual([]);
   },
 );
+
+test('every page names its icons: the mark as an SVG favicon and a 180 px touch icon, both served', async () => {
+  const html = await (await fetch(url('/sign-in'))).text();
+  const link = (rel: string) => {
+    const tag = new RegExp(`<link[^>]*rel="${rel}"[^>]*>`).exec(html)?.[0];
+    return tag ? /href="([^"]+)"/.exec(tag)?.[1]?.replace(/&amp;/g, '&') : undefined;
+  };
+  const icon = link('icon');
+  const touch = link('apple-touch-icon');
+  expect(icon).toBeDefined();
+  expect(touch).toBeDefined();
+  const svg = await fetch(url(icon!));
+  expect(svg.status).toBe(200);
+  expect(svg.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+  expect(await svg.text()).toContain('<svg');
+  const png = await fetch(url(touch!));
+  expect(png.status).toBe(200);
+  expect(png.headers.get('content-type')).toBe('image/png');
+  const bytes = Buffer.from(await png.arrayBuffer());
+  expect(bytes.readUInt32BE(16)).toBe(180); // the PNG header's width
+});
