@@ -421,7 +421,15 @@ test('signed-in visitors to the start and sign-in pages go to their workspaces; 
     const res = await owner.goto(url(path));
     expect(res!.status(), path).toBe(404);
     await expect(owner.textContent('h1'), path).resolves.toBe('Page not found');
+    // Signed in, the app's own header stays: the account menu and the workspace switcher.
+    expect(await owner.locator('[data-account-menu]').count(), path).toBe(1);
   }
+  // A visitor gets the plain page.
+  const visitor = await suite.browser.newPage();
+  const res = await visitor.goto(url('/no-such-page'));
+  expect(res!.status()).toBe(404);
+  expect(await visitor.locator('[data-account-menu]').count()).toBe(0);
+  await visitor.close();
 });
 
 /** Every page, as who sees it. */

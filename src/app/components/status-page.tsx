@@ -1,7 +1,29 @@
 // A full page for when something is not there or went wrong: a short headline, what to do next,
-// and a way back. Used by not-found.tsx and the error pages.
+// and a way back. Used by not-found.tsx and the error pages; StatusMessage is its middle, which
+// not-found.tsx shows inside the app's own header for someone signed in.
 import type { ReactNode } from 'react';
 import { Logo } from '@/app/components/logo';
+
+export function StatusMessage({
+  code,
+  title,
+  children,
+  actions,
+}: {
+  code: string;
+  title: string;
+  children: ReactNode;
+  actions: ReactNode;
+}) {
+  return (
+    <div className="mx-auto max-w-md py-16 text-center sm:py-24" data-status-page={code}>
+      <p className="text-sm font-semibold text-primary">{code}</p>
+      <h1 className="mt-2 text-2xl font-semibold tracking-tight sm:text-3xl">{title}</h1>
+      <div className="mt-3 text-sm text-muted-foreground">{children}</div>
+      <div className="mt-8 flex flex-col justify-center gap-3 sm:flex-row">{actions}</div>
+    </div>
+  );
+}
 
 export function StatusPage({
   code,
