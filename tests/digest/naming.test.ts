@@ -60,19 +60,20 @@ test('one name per person in a digest: display name, else e-mail, and "you" for 
   );
   const text = rows[0]!.text_body;
   expect(text).toContain('Olive Owner invited Grace Hopper as a member');
-  expect(text).toContain('Grace Hopper joined as a member');
+  expect(text).toContain('Grace Hopper accepted the invitation and joined as a member');
   expect(text).toContain('Grace Hopper accepted the invitation');
   expect(text).toContain('Olive Owner changed Grace Hopper’s role from member to admin');
   expect(text).toContain('Olive Owner changed your role from member to viewer');
   expect(text).toContain(`Olive Owner invited ${alan!.email} as a member`);
-  expect(text).toContain(`${alan!.email} joined as a member`);
+  expect(text).toContain(`${alan!.email} accepted the invitation and joined as a member`);
   expect(text).toContain(`${alan!.email} created the project Solo`);
   // Grace is never named by her address, nor anyone by a blank name.
   expect(text).not.toContain(grace!.email);
   expect(text).not.toMatch(/(^|\s) (created|added|changed)/m);
   // Counts in words: one of a kind singular, several plural; never "1 ... s" or "×".
   expect(text).toContain('1 project created');
-  expect(text).toContain('3 members joined');
+  expect(text).toContain('1 member joined');
+  expect(text).toContain('2 invitations accepted');
   expect(text).toContain('2 roles changed');
   expect(text).not.toContain('×');
   expect(rows[0]!.html_body).toContain('Olive Owner changed Grace Hopper’s role from member to admin');

@@ -102,10 +102,8 @@ const STEPS: Step[] = [
     run: async (tx, c) => {
       await one(tx, 'public.accept_invitation($1)', [c.state.token]);
     },
-    events: [
-      ['invitation.accepted', 'invitee'],
-      ['member.added', 'invitee'],
-    ],
+    // One line per acceptance: the joining it brought is not told again.
+    events: [['invitation.accepted', 'invitee']],
   },
   {
     change: 'change a role',

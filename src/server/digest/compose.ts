@@ -115,7 +115,10 @@ export function describeItem(item: DigestItem, recipientId?: string): string {
     case 'invitation.created':
       return `${actor} invited ${about} as ${article(role)}`;
     case 'invitation.accepted':
-      return `${actor} accepted the invitation`;
+      // The one line of an acceptance: the joining it brought is not told again.
+      return item.role
+        ? `${actor} accepted the invitation and joined as ${article(role)}`
+        : `${actor} accepted the invitation`;
     case 'invitation.revoked':
       return `${actor} revoked the invitation for ${about}`;
     case 'invitation.declined':
