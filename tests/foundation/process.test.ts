@@ -65,10 +65,12 @@ test('starts on DATABASE_URL and serves liveness and readiness; stops cleanly on
     if (!ready) await new Promise((r) => setTimeout(r, 100));
   }
   expect(ready?.status).toBe(200);
-  // Mail is reported beside the database (an outbox-only install judges no backlog).
+  // Mail is reported beside the database (an outbox-only install judges no backlog), and whether
+  // payments are set up (for the operator, never on a customer's page).
   expect(await ready!.json()).toEqual({
     status: 'ready',
     database: 'ok',
+    billing: 'not configured',
     mail: {
       delivery: 'outbox',
       unsent: 0,
