@@ -46,24 +46,30 @@ function KeptPasswordField(props: Omit<Parameters<typeof Field>[0], 'value' | 'o
   return <Field {...props} type="password" value={value} onChange={(e) => setValue(e.target.value)} />;
 }
 
+/**
+ * The password the account has now. Kept after a refusal where the refusal is about something
+ * else (a password change's new password); at sign-in (`keep` false) a refusal means it was
+ * wrong, so it is cleared for the next try.
+ */
 export function CurrentPasswordField({
   state,
   name = 'password',
   label = 'Password',
+  keep = true,
 }: {
   state: Shown;
   name?: string;
   label?: string;
+  keep?: boolean;
 }) {
-  return (
-    <KeptPasswordField
-      label={label}
-      name={name}
-      autoComplete="current-password"
-      required
-      error={state.fieldErrors?.[name]}
-    />
-  );
+  const props = {
+    label,
+    name,
+    autoComplete: 'current-password',
+    required: true,
+    error: state.fieldErrors?.[name],
+  };
+  return keep ? <KeptPasswordField {...props} /> : <Field {...props} type="password" />;
 }
 
 export function NewPasswordField({

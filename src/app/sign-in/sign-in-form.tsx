@@ -15,7 +15,7 @@ export function SignInForm({ next }: { next: string | null }) {
       <FormError>{state.error}</FormError>
       <input type="hidden" name="next" value={next ?? ''} />
       <EmailField state={state} />
-      <CurrentPasswordField state={state} />
+      <CurrentPasswordField state={state} keep={false} />
       <SubmitButton pendingText="Signing in…" className="w-full">
         Sign in
       </SubmitButton>
