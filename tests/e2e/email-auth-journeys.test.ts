@@ -10,6 +10,7 @@ import {
   fieldError,
   latestAuthMail,
   newPage,
+  signUpAndConfirmInBrowser,
   startBrowserSuite,
   type BrowserSuite,
 } from '../support/browser-suite.js';
@@ -35,18 +36,8 @@ async function mailCount(to: string): Promise<number> {
   return Number(rows[0]!.n);
 }
 
-/** Signs up through the page and confirms from the e-mail; returns the signed-in page. */
-async function signUpAndConfirm(email: string, password = 'correct horse battery'): Promise<Page> {
-  const page = await newPage(suite.browser);
-  await page.goto(`${app.url}/sign-up`);
-  await page.fill('input[name=email]', email);
-  await page.fill('input[name=password]', password);
-  await page.click('button[type=submit]');
-  await page.waitForSelector('[data-check-email]');
-  await page.goto((await latestMail(email)).link);
-  await page.waitForURL('**/workspaces');
-  return page;
-}
+const signUpAndConfirm = (email: string, password?: string): Promise<Page> =>
+  signUpAndConfirmInBrowser(suite, email, password);
 
 test('sign-up asks to check the e-mail, offers a resend after a minute, and the link confirms and signs in', async () => {
   const page = await newPage(suite.browser);

@@ -20,6 +20,7 @@ import {
   fieldError,
   latestAuthMail,
   newPage,
+  signUpAndConfirmInBrowser,
   startBrowserSuite,
   type BrowserSuite,
 } from '../support/browser-suite.js';
@@ -38,17 +39,8 @@ afterAll(async () => suite?.stop());
 
 const latestMail = (to: string) => latestAuthMail(db, to);
 
-async function signUpAndConfirm(email: string, password = 'correct horse battery'): Promise<Page> {
-  const page = await newPage(suite.browser);
-  await page.goto(`${app.url}/sign-up`);
-  await page.fill('input[name=email]', email);
-  await page.fill('input[name=password]', password);
-  await page.click('button[type=submit]');
-  await page.waitForSelector('[data-check-email]');
-  await page.goto((await latestMail(email)).link);
-  await page.waitForURL('**/workspaces');
-  return page;
-}
+const signUpAndConfirm = (email: string, password?: string): Promise<Page> =>
+  signUpAndConfirmInBrowser(suite, email, password);
 
 async function askForReset(page: Page, email: string): Promise<void> {
   await page.goto(`${app.url}/forgot-password`);

@@ -53,6 +53,26 @@ export async function newPage(browser: Browser): Promise<Page> {
   return context.newPage();
 }
 
+/**
+ * Signs a new user up in a fresh profile where sign-ups need confirming (AUTH_AUTOCONFIRM=false)
+ * and follows the e-mail's link; returns the page, signed in on the workspace list.
+ */
+export async function signUpAndConfirmInBrowser(
+  suite: BrowserSuite,
+  email: string,
+  password = 'correct horse battery',
+): Promise<Page> {
+  const page = await newPage(suite.browser);
+  await page.goto(`${suite.app.url}/sign-up`);
+  await page.fill('input[name=email]', email);
+  await page.fill('input[name=password]', password);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('[data-check-email]');
+  await page.goto((await latestAuthMail(suite.db, email)).link);
+  await page.waitForURL('**/workspaces');
+  return page;
+}
+
 /** Signs a new user up in a fresh profile and returns the page, on the workspace list. */
 export async function signUpInBrowser(suite: BrowserSuite, email: string): Promise<Page> {
   const page = await newPage(suite.browser);

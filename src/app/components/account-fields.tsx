@@ -35,6 +35,22 @@ export function EmailField({
   );
 }
 
+/** The 6-digit code an identity e-mail carries (sign-in, reset), shown again after a refusal. */
+export function EmailCodeField({ state, label = 'Code' }: { state: Shown; label?: string }) {
+  return (
+    <Field
+      label={label}
+      name="code"
+      inputMode="numeric"
+      autoComplete="one-time-code"
+      maxLength={10}
+      required
+      defaultValue={state.values?.code ?? ''}
+      error={state.fieldErrors?.code}
+    />
+  );
+}
+
 /**
  * A password input that keeps what was typed when its form's action answers: React resets a
  * form's uncontrolled fields after an action, and a refused sign-up or password change must not

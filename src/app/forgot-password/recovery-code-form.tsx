@@ -4,7 +4,8 @@
 // for the reset and goes on to set the new password; a wrong or expired one shows under the field.
 import { useActionState } from 'react';
 import { verifyRecoveryCodeAction, type SentState } from '@/app/actions/email-auth';
-import { Field, FormError } from '@/app/components/ui/field';
+import { EmailCodeField } from '@/app/components/account-fields';
+import { FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 
 export function RecoveryCodeForm({ email }: { email: string }) {
@@ -13,16 +14,7 @@ export function RecoveryCodeForm({ email }: { email: string }) {
     <form action={action} className="grid grid-cols-1 gap-4 text-left" noValidate data-recovery-code>
       <FormError>{state.error}</FormError>
       <input type="hidden" name="email" value={email} />
-      <Field
-        label="Code from the e-mail"
-        name="code"
-        inputMode="numeric"
-        autoComplete="one-time-code"
-        maxLength={10}
-        required
-        defaultValue={state.values?.code ?? ''}
-        error={state.fieldErrors?.code}
-      />
+      <EmailCodeField state={state} label="Code from the e-mail" />
       <SubmitButton pendingText="Checking…" className="w-full">
         Continue with code
       </SubmitButton>

@@ -3,8 +3,8 @@
 // same answer for every address. A wrong or expired code shows under the code field.
 import { useActionState } from 'react';
 import { requestSignInCodeAction, verifySignInCodeAction, type SentState } from '@/app/actions/email-auth';
-import { EmailField } from '@/app/components/account-fields';
-import { Field, FormError } from '@/app/components/ui/field';
+import { EmailCodeField, EmailField } from '@/app/components/account-fields';
+import { FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 
 export function CodeForm({ email, next }: { email: string; next: string | null }) {
@@ -18,16 +18,7 @@ export function CodeForm({ email, next }: { email: string; next: string | null }
       <FormError>{state.error}</FormError>
       <input type="hidden" name="email" value={email} />
       <input type="hidden" name="next" value={next ?? ''} />
-      <Field
-        label="Code"
-        name="code"
-        inputMode="numeric"
-        autoComplete="one-time-code"
-        maxLength={10}
-        required
-        defaultValue={state.values?.code ?? ''}
-        error={state.fieldErrors?.code}
-      />
+      <EmailCodeField state={state} />
       <SubmitButton pendingText="Signing in…" className="w-full">
         Sign in with code
       </SubmitButton>
