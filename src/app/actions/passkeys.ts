@@ -17,7 +17,7 @@ import {
   services,
   storeSession,
 } from '@/app/lib/session';
-import { verifyAccessToken } from '@/server/identity/access-tokens';
+import { verifyAccessToken, type AccessTokenClaims } from '@/server/identity/access-tokens';
 import { isHttpError } from '@/server/http/errors';
 
 const SECURITY = '/settings/security';
@@ -25,6 +25,17 @@ const SECURITY = '/settings/security';
 /** What a ceremony's first step hands the browser: the options and the challenge to answer. */
 export type Ceremony<O = unknown> =
   { challengeId: string; options: O; factorId?: string } | { error: string };
+
+/** A WebAuthn factor's challenge, as the browser's ceremony needs it (adding a key, or the second step). */
+async function factorCeremony(user: { token: AccessTokenClaims }, factorId: string): Promise<Ceremony> {
+  const challenge = await services().identity.challengeFactor(
+    user.token,
+    factorId,
+    (await requestContext()).ip,
+  );
+  if (!('webauthn' in challenge)) throw new Error('a WebAuthn factor answers WebAuthn options');
+  return { factorId, challengeId: challenge.id, options: challenge.webauthn.credential_options.publicKey };
+}
 
 function refusal(error: unknown, fallback: string): { error: string } {
   if (!isHttpError(error)) return { error: fallback };
@@ -133,13 +144,7 @@ export async function securityKeyOptions(): Promise<Ceremony> {
   const { identity } = services();
   try {
     const factor = await identity.enrollFactor(user.token, { factorType: 'webauthn', friendlyName: '' });
-    const challenge = await identity.challengeFactor(user.token, factor.id, (await requestContext()).ip);
-    if (!('webauthn' in challenge)) throw new Error('a WebAuthn factor answers WebAuthn options');
-    return {
-      factorId: factor.id,
-      challengeId: challenge.id,
-      options: challenge.webauthn.credential_options.publicKey,
-    };
+    return await factorCeremony(user, factor.id);
   } catch (error) {
     return refusal(error, 'Could not start adding a security key; try again');
   }
@@ -177,13 +182,7 @@ export async function secondStepKeyOptions(): Promise<Ceremony> {
     const { factors } = await identity.factorsOf(user.userId);
     const factor = factors.find((f) => f.status === 'verified' && f.factor_type === 'webauthn');
     if (!factor) return { error: 'No security key is set up for this account' };
-    const challenge = await identity.challengeFactor(user.token, factor.id, (await requestContext()).ip);
-    if (!('webauthn' in challenge)) throw new Error('a WebAuthn factor answers WebAuthn options');
-    return {
-      factorId: factor.id,
-      challengeId: challenge.id,
-      options: challenge.webauthn.credential_options.publicKey,
-    };
+    return await factorCeremony(user, factor.id);
   } catch (error) {
     return refusal(error, 'Could not ask for your security key; try again');
   }
