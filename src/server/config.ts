@@ -214,6 +214,28 @@ export interface RealtimeConfig {
   maxRecordBytes: number;
   /** REALTIME_CHANGES_POLL_MS: how often an instance with subscribers reads new database changes */
   changesPollMs: number;
+  /** REALTIME_MAX_CONNECTIONS_PER_USER: sockets with a channel joined as one user (anonymous callers by address) */
+  maxConnectionsPerUser: number;
+  /** REALTIME_MAX_CONNECTIONS_PER_WORKSPACE: sockets with a channel on one workspace's topics */
+  maxConnectionsPerWorkspace: number;
+  /** REALTIME_MAX_JOINS_PER_SECOND_PER_USER: channel joins one user may make per second */
+  maxJoinsPerSecondPerUser: number;
+  /** REALTIME_MAX_JOINS_PER_SECOND_PER_WORKSPACE: channel joins on one workspace's topics per second */
+  maxJoinsPerSecondPerWorkspace: number;
+  /** REALTIME_MAX_MESSAGES_PER_SECOND_PER_USER: broadcasts one user may send per second, all sockets together */
+  maxMessagesPerSecondPerUser: number;
+  /** REALTIME_MAX_MESSAGES_PER_SECOND_PER_WORKSPACE: broadcasts sent on one workspace's topics per second */
+  maxMessagesPerSecondPerWorkspace: number;
+  /** REALTIME_MAX_PRESENCE_PER_SECOND_PER_USER: presence calls one user may make per second */
+  maxPresencePerSecondPerUser: number;
+  /** REALTIME_MAX_PRESENCE_PER_SECOND_PER_WORKSPACE: presence calls on one workspace's topics per second */
+  maxPresencePerSecondPerWorkspace: number;
+  /** REALTIME_PRESENCE_CALLS_PER_WINDOW: presence calls one channel may make per REALTIME_PRESENCE_WINDOW_MS */
+  presenceCallsPerWindow: number;
+  /** REALTIME_PRESENCE_WINDOW_MS: the window of REALTIME_PRESENCE_CALLS_PER_WINDOW */
+  presenceWindowMs: number;
+  /** REALTIME_MAX_PRESENCE_BYTES: the largest presence state one channel may track */
+  maxPresenceBytes: number;
 }
 
 /** The /storage/v1 API's limits (docs/operations.md). */
@@ -579,6 +601,17 @@ const envSchema = z.object({
     .max(100 * 1024 * 1024)
     .default(1024 * 1024),
   REALTIME_CHANGES_POLL_MS: positiveInt.min(10).max(10_000).default(50),
+  REALTIME_MAX_CONNECTIONS_PER_USER: positiveInt.max(100_000).default(100),
+  REALTIME_MAX_CONNECTIONS_PER_WORKSPACE: positiveInt.max(1_000_000).default(1000),
+  REALTIME_MAX_JOINS_PER_SECOND_PER_USER: positiveInt.max(100_000).default(100),
+  REALTIME_MAX_JOINS_PER_SECOND_PER_WORKSPACE: positiveInt.max(1_000_000).default(500),
+  REALTIME_MAX_MESSAGES_PER_SECOND_PER_USER: positiveInt.max(1_000_000).default(500),
+  REALTIME_MAX_MESSAGES_PER_SECOND_PER_WORKSPACE: positiveInt.max(1_000_000).default(2500),
+  REALTIME_MAX_PRESENCE_PER_SECOND_PER_USER: positiveInt.max(100_000).default(50),
+  REALTIME_MAX_PRESENCE_PER_SECOND_PER_WORKSPACE: positiveInt.max(1_000_000).default(1000),
+  REALTIME_PRESENCE_CALLS_PER_WINDOW: positiveInt.max(100_000).default(5),
+  REALTIME_PRESENCE_WINDOW_MS: positiveInt.min(100).max(3_600_000).default(30_000),
+  REALTIME_MAX_PRESENCE_BYTES: positiveInt.max(5_000_000).default(64 * 1024),
   FREE_PLAN_PROJECTS: z.coerce.number().int().min(0).default(1000),
   FREE_PLAN_LIMITS: z
     .string()
@@ -1014,6 +1047,17 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       changesRetentionMs: e.REALTIME_CHANGES_RETENTION_MS,
       maxRecordBytes: e.REALTIME_MAX_RECORD_BYTES,
       changesPollMs: e.REALTIME_CHANGES_POLL_MS,
+      maxConnectionsPerUser: e.REALTIME_MAX_CONNECTIONS_PER_USER,
+      maxConnectionsPerWorkspace: e.REALTIME_MAX_CONNECTIONS_PER_WORKSPACE,
+      maxJoinsPerSecondPerUser: e.REALTIME_MAX_JOINS_PER_SECOND_PER_USER,
+      maxJoinsPerSecondPerWorkspace: e.REALTIME_MAX_JOINS_PER_SECOND_PER_WORKSPACE,
+      maxMessagesPerSecondPerUser: e.REALTIME_MAX_MESSAGES_PER_SECOND_PER_USER,
+      maxMessagesPerSecondPerWorkspace: e.REALTIME_MAX_MESSAGES_PER_SECOND_PER_WORKSPACE,
+      maxPresencePerSecondPerUser: e.REALTIME_MAX_PRESENCE_PER_SECOND_PER_USER,
+      maxPresencePerSecondPerWorkspace: e.REALTIME_MAX_PRESENCE_PER_SECOND_PER_WORKSPACE,
+      presenceCallsPerWindow: e.REALTIME_PRESENCE_CALLS_PER_WINDOW,
+      presenceWindowMs: e.REALTIME_PRESENCE_WINDOW_MS,
+      maxPresenceBytes: e.REALTIME_MAX_PRESENCE_BYTES,
     },
     maxWorkspacesPerUser: e.MAX_WORKSPACES_PER_USER,
     billingGraceDays: e.BILLING_GRACE_DAYS,
