@@ -124,7 +124,7 @@ async function main(): Promise<void> {
     authUrl: config.authUrl,
   });
 
-  const metrics = createMetrics({ pool, token: config.metricsToken, logger });
+  const metrics = createMetrics({ pool, token: config.metricsToken, logger, realtime: realtime.figures });
   const { server, upgrades } = createHttpServer({
     limits: config.http,
     logger,

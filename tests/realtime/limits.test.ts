@@ -1,5 +1,6 @@
 // Realtime's bounds, each refused cleanly: sockets per address (429 before the upgrade), channels
-// per socket (a join error), payload size (an error reply, nothing delivered), messages per
+// per socket (a join error), payload size (an error reply, nothing delivered), presence state
+// size (the channel closed with Supabase's system message), messages per
 // second (the channel closed with Supabase's system message); a silent socket closed after the
 // heartbeat timeout while a heartbeating client stays; and every socket closed at shutdown.
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -15,6 +16,7 @@ beforeAll(async () => {
     REALTIME_MAX_CHANNELS_PER_SOCKET: '2',
     REALTIME_MAX_MESSAGES_PER_SECOND: '5',
     REALTIME_MAX_PAYLOAD_BYTES: '1024',
+    REALTIME_MAX_PRESENCE_BYTES: '1024',
     REALTIME_HEARTBEAT_TIMEOUT_MS: '600',
   });
   query = `apikey=${server.config.projectApiKey}&vsn=2.0.0`;
@@ -112,10 +114,19 @@ test('payload size: a broadcast over the limit is refused and reaches nobody', a
   ]);
   const reply = (ref: string) =>
     (socket.json() as unknown[][]).find((f) => f[1] === ref && f[3] === 'phx_reply');
-  await socket.until(() => reply('4') !== undefined);
+  await socket.until(() => (socket.json() as unknown[][]).some((f) => f[3] === 'phx_close'));
   expect(reply('2')![4]).toEqual({ status: 'error', response: { error: 'payload_size_exceeded' } });
   expect(reply('3')![4]).toEqual({ status: 'ok', response: {} });
-  expect(reply('4')![4]).toEqual({ status: 'error', response: { reason: 'Track message size exceeded' } });
+  // A presence state too large closes the channel, as on Supabase: no reply, a system message.
+  expect(reply('4')).toBeUndefined();
+  const system = (socket.json() as unknown[][]).find((f) => f[3] === 'system');
+  expect(system![4]).toEqual({
+    extension: 'system',
+    status: 'error',
+    message: 'Track message size exceeded',
+    channel: 'big',
+  });
+  expect((socket.json() as unknown[][]).some((f) => f[3] === 'phx_close')).toBe(true);
   // Only the small one was delivered (self: true).
   const delivered = (socket.json() as unknown[][]).filter((f) => f[3] === 'broadcast');
   expect(delivered).toEqual([

@@ -1,12 +1,13 @@
 // In charge of GET /metrics, Prometheus' text format for the operator: requests and their latency
 // per route family and status, the database pool, the mail outbox, payment webhooks and scheduled
-// runs, plus the process' own figures. Off unless METRICS_TOKEN is set; then only a scraper that
+// runs, realtime's sockets, channels, messages, refusals and changes lag, plus the process' own figures. Off unless METRICS_TOKEN is set; then only a scraper that
 // sends it as a bearer token reads it (figures about traffic are not for the public).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
+import type { RealtimeFigures } from '../realtime/service.js';
 
 export const METRICS_PATH = '/metrics';
 
@@ -33,8 +34,14 @@ export interface Metrics {
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-export function createMetrics(options: { pool: Pool; token: string | undefined; logger: Logger }): Metrics {
-  const { pool, token, logger } = options;
+export function createMetrics(options: {
+  pool: Pool;
+  token: string | undefined;
+  logger: Logger;
+  /** this instance's realtime figures, read at each scrape */
+  realtime?: () => RealtimeFigures;
+}): Metrics {
+  const { pool, token, logger, realtime } = options;
   const registry = new Registry();
   registry.setDefaultLabels({ service: 'tenantry' });
   collectDefaultMetrics({ register: registry, prefix: 'tenantry_' });
@@ -64,6 +71,8 @@ export function createMetrics(options: { pool: Pool; token: string | undefined; 
       this.set({ state: 'waiting' }, pool.waitingCount);
     },
   });
+
+  if (realtime) registerRealtime(registry, realtime);
 
   // What the database knows (outbox, webhooks, scheduled runs), read once per scrape.
   const outboxUnsent = new Gauge({
@@ -171,4 +180,59 @@ export function createMetrics(options: { pool: Pool; token: string | undefined; 
       res.end(await registry.metrics());
     },
   };
+}
+
+/** Realtime's figures in this instance (a socket lives on one instance: sum them across instances). */
+function registerRealtime(registry: Registry, figures: () => RealtimeFigures): void {
+  const gauge = (name: string, help: string, read: (f: RealtimeFigures) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const value = read(figures());
+        if (value !== null) this.set(value);
+      },
+    });
+  gauge('tenantry_realtime_sockets', 'Open realtime sockets', (f) => f.sockets);
+  gauge('tenantry_realtime_channels', 'Joined realtime channels', (f) => f.channels);
+  gauge(
+    'tenantry_realtime_pending_broadcasts',
+    "Broadcasts waiting for their workspace's turn to be delivered",
+    (f) => f.pendingBroadcasts,
+  );
+  gauge(
+    'tenantry_realtime_changes_lag_seconds',
+    'Seconds from a database change being captured to its delivery, for the latest delivered',
+    (f) => f.changesLagSeconds,
+  );
+  // Counters that realtime keeps itself: shown as they stand at the scrape.
+  new Counter({
+    name: 'tenantry_realtime_messages_in_total',
+    help: 'Realtime frames received from clients (heartbeats aside)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(figures().messagesIn);
+    },
+  });
+  new Counter({
+    name: 'tenantry_realtime_messages_out_total',
+    help: 'Realtime frames sent to clients',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(figures().messagesOut);
+    },
+  });
+  new Counter({
+    name: 'tenantry_realtime_refusals_total',
+    help: 'Realtime refusals (joins, pushes, sockets) and channels shut down, by reason',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [reason, count] of figures().refusals) this.inc({ reason }, count);
+    },
+  });
 }

@@ -167,6 +167,8 @@ export class ChangeFeed implements PostgresChanges {
   private closed = false;
   private lastWarned = new Map<string, number>();
   private readonly pendingWrites = new Set<Promise<unknown>>();
+  /** seconds between the last delivered change's capture and its delivery (for the metrics) */
+  private lag = 0;
 
   constructor(private readonly options: ChangeFeedOptions) {
     this.catalog = new Catalog(options.pool, options.schemas);
@@ -192,6 +194,11 @@ export class ChangeFeed implements PostgresChanges {
     });
     // Retention holds whether or not anyone is subscribed here.
     every(Math.max(1000, Math.min(30_000, Math.floor(options.retentionMs / 2))), () => this.prune());
+  }
+
+  /** How far behind the changes delivered last were, in seconds. */
+  lagSeconds(): number {
+    return this.lag;
   }
 
   private async start(): Promise<void> {
@@ -501,7 +508,9 @@ export class ChangeFeed implements PostgresChanges {
       if (changes.length > 0) {
         const live = [...this.subscriptions.values()].filter((s) => s.live);
         await this.dispatch(changes, live);
-        this.delivered = positionOf(changes[changes.length - 1]!);
+        const last = changes[changes.length - 1]!;
+        this.lag = Math.max(0, (Date.now() - new Date(last.captured_at).getTime()) / 1000);
+        this.delivered = positionOf(last);
         this.askForAcknowledgements();
       }
       // A full batch: more is waiting. Committed changes held back behind a transaction still

@@ -16,6 +16,8 @@ import type { Broadcast } from './broadcast.js';
 import { parseBindings, type PostgresChanges, type PostgresChangesAnswer } from './postgres-changes.js';
 import { Presence } from './presence.js';
 import { isRecord, type BroadcastPush, type Message } from './protocol.js';
+import { Quotas, TOO_MANY_JOINS, TOO_MANY_MESSAGES } from './quotas.js';
+import type { RealtimeStats } from './stats.js';
 import { topicKey, Topics, type Channel, type ChannelSocket } from './topics.js';
 
 const TOPIC_PREFIX = 'realtime:';
@@ -32,9 +34,13 @@ const PUBLIC_PERMISSIONS: Permissions = {
 /** The sockets' side of a channel: the socket plus the channels it has joined. */
 export interface ChannelOwner extends ChannelSocket {
   readonly apikey: string;
+  /** the client's address group: anonymous callers' limits count against it */
+  readonly address: string;
   readonly channels: Map<string, Channel>;
   /** false once the socket has closed: a join that was waiting on the database then registers nothing */
   isOpen(): boolean;
+  /** closes the whole socket (a client joining too fast is disconnected, as on Supabase) */
+  close(code: number, reason: string): void;
 }
 
 export interface ChannelDeps {
@@ -46,6 +52,8 @@ export interface ChannelDeps {
   logger: Logger;
   /** delivers a broadcast to the topic's channels, here and on the other instances */
   publish: (key: string, broadcast: Broadcast, from: Channel | null) => void;
+  /** counts refusals for the metrics */
+  stats?: RealtimeStats;
 }
 
 /** Supabase's FlexibleBoolean: true, "true", 1 and the like. */
@@ -54,6 +62,10 @@ function flag(value: unknown): boolean {
 }
 
 function reply(socket: ChannelSocket, message: Message, status: 'ok' | 'error', response: unknown): void {
+  if (status === 'error' && isRecord(response)) {
+    const reason = response.reason ?? response.error;
+    if (typeof reason === 'string') statsOf(socket)?.refused(reason);
+  }
   socket.push({
     joinRef: message.joinRef,
     ref: message.ref,
@@ -96,11 +108,23 @@ function databaseRefusal(error: unknown): string | null {
   }
 }
 
+/** Refusals are counted where the socket's service keeps its figures. */
+const statsBySocket = new WeakMap<ChannelSocket, RealtimeStats>();
+const statsOf = (socket: ChannelSocket) => statsBySocket.get(socket);
+
 export class Channels {
   readonly topics = new Topics();
   readonly presence = new Presence(this.topics);
+  readonly quotas: Quotas;
 
-  constructor(private readonly deps: ChannelDeps) {}
+  constructor(private readonly deps: ChannelDeps) {
+    this.quotas = new Quotas(deps.limits);
+  }
+
+  /** Where a socket's refusals are counted. */
+  counted(socket: ChannelSocket): void {
+    if (this.deps.stats) statsBySocket.set(socket, this.deps.stats);
+  }
 
   /** A message for a topic other than `phoenix`. */
   async handle(owner: ChannelOwner, message: Message): Promise<void> {
@@ -146,6 +170,8 @@ export class Channels {
     }
     // A private channel's sender without the right to send is dropped silently, as on Supabase.
     if (channel.private && !channel.permissions.writeBroadcast) return;
+    // Over its user's or workspace's rate, the channel is closed as one over its socket's is.
+    if (!this.quotas.message(channel)) return this.shutDown(owner, channel, TOO_MANY_MESSAGES);
     this.deps.publish(
       channel.key,
       { topic: channel.topic, private: channel.private, event: push.event, body: push.body },
@@ -161,6 +187,7 @@ export class Channels {
 
   /** Tells the channel why it is being closed (a system error), then closes it. */
   shutDown(owner: ChannelOwner, channel: Channel, reason: string): void {
+    this.deps.stats?.refused(reason);
     owner.push({
       joinRef: channel.joinRef,
       ref: null,
@@ -201,6 +228,11 @@ export class Channels {
     } catch (error) {
       return fail(tokenRefusal(token, error));
     }
+    // Supabase disconnects a client joining too fast, after saying why.
+    if (this.quotas.join(name, caller.caller, owner.address) !== null) {
+      fail(TOO_MANY_JOINS);
+      return owner.close(1008, 'Too many joins per second');
+    }
     let permissions = PUBLIC_PERMISSIONS;
     try {
       // A private channel's check includes the caller's standing; a public one asks only that.
@@ -236,6 +268,8 @@ export class Channels {
       permissions,
       expiryTimer: undefined,
     };
+    const overQuota = this.quotas.attach(owner, channel, owner.address);
+    if (overQuota !== null) return fail(overQuota);
     owner.channels.set(topic, channel);
     this.topics.add(channel);
     this.armExpiry(owner, channel);
@@ -282,18 +316,20 @@ export class Channels {
         reason: `Unauthorized: You do not have permissions to write to this Channel topic: ${channel.name}`,
       });
     }
+    const state = payload.event === 'track' ? (payload.payload ?? {}) : null;
+    const overQuota = this.quotas.presence(
+      channel,
+      state === null ? null : Buffer.byteLength(JSON.stringify(state)),
+    );
+    if (overQuota !== null) return this.shutDown(owner, channel, overQuota);
     if (payload.event === 'untrack') {
       this.presence.untrack(channel);
       return reply(owner, message, 'ok', {});
     }
     if (payload.event !== 'track')
       return reply(owner, message, 'error', { reason: 'unknown presence event' });
-    const state = payload.payload ?? {};
     if (!isRecord(state))
       return reply(owner, message, 'error', { reason: 'Presence track payload must be a map' });
-    if (Buffer.byteLength(JSON.stringify(state)) > this.deps.limits.maxPayloadBytes) {
-      return reply(owner, message, 'error', { reason: 'Track message size exceeded' });
-    }
     this.presence.track(channel, state);
     reply(owner, message, 'ok', {});
   }
@@ -373,6 +409,7 @@ export class Channels {
     clearTimeout(channel.expiryTimer);
     if (owner.channels.get(channel.topic) === channel) owner.channels.delete(channel.topic);
     this.topics.remove(channel);
+    this.quotas.detach(channel);
     this.presence.untrack(channel);
     this.deps.postgresChanges.unsubscribe(channel);
   }

@@ -15,15 +15,17 @@ import type { TokenSigner } from '../identity/access-tokens.js';
 import type { ProjectKeys } from '../identity/caller.js';
 import type { Logger } from '../logger.js';
 import { callerOfKey } from './auth.js';
-import { deliver, type Broadcast } from './broadcast.js';
+import type { Broadcast } from './broadcast.js';
 import { Channels } from './channels.js';
 import { ChangeFeed } from './changes.js';
+import { FairFanout } from './fanout.js';
 import { AddressCounter } from './limits.js';
 import { unservedPostgresChanges, type PostgresChanges } from './postgres-changes.js';
 import { parseVsn } from './protocol.js';
 import { createRestHandler, REALTIME_API_PATH } from './rest.js';
 import { Relay, type RelayWatch } from './relay.js';
 import { Connection } from './socket.js';
+import { RealtimeStats } from './stats.js';
 import type { Channel } from './topics.js';
 
 export const REALTIME_WEBSOCKET_PATH = '/realtime/v1/websocket';
@@ -33,6 +35,19 @@ const FRAME_OVERHEAD_BYTES = 64 * 1024;
 const PRESENCE_ALIVE_MS = 5000;
 /** How long closing sockets get to say goodbye at shutdown before they are cut. */
 const CLOSE_GRACE_MS = 1000;
+
+/** What realtime tells the metrics endpoint. */
+export interface RealtimeFigures {
+  sockets: number;
+  channels: number;
+  messagesIn: number;
+  messagesOut: number;
+  refusals: ReadonlyMap<string, number>;
+  /** broadcasts waiting for their workspace's turn */
+  pendingBroadcasts: number;
+  /** age of the newest database change delivered when it was read; null without a change feed */
+  changesLagSeconds: number | null;
+}
 
 export interface RealtimeDeps {
   config: Config;
@@ -84,9 +99,11 @@ function refuse(socket: Duplex, status: number, error: string): void {
 export function createRealtime(deps: RealtimeDeps) {
   const { config, logger } = deps;
   const limits = config.realtime;
-  // A broadcast goes to this instance's channels at once, and through PostgreSQL to the others'.
+  const stats = new RealtimeStats();
+  // A broadcast goes to this instance's channels (in its workspace's turn: one workspace's
+  // flood does not hold up another's), and through PostgreSQL to the others'.
   const publish = (key: string, broadcast: Broadcast, from: Channel | null) => {
-    deliver(channels.topics, key, broadcast, from);
+    fanout.deliver(key, broadcast, from);
     relay.publish(key, broadcast);
   };
   // Database changes: every instance with subscribers reads the outbox itself, every
@@ -112,9 +129,11 @@ export function createRealtime(deps: RealtimeDeps) {
     postgresChanges,
     logger,
     publish,
+    stats,
   });
+  const fanout = new FairFanout(channels.topics);
   const relay: Relay = new Relay(deps.pool, config.jwtSecret, watch, logger, (key, broadcast) =>
-    deliver(channels.topics, key, broadcast, null),
+    fanout.deliver(key, broadcast, null),
   );
   const wss = new WebSocketServer({
     noServer: true,
@@ -157,7 +176,10 @@ export function createRealtime(deps: RealtimeDeps) {
     const address =
       addressGroup(clientAddress(nodeHeaders(req.headers), req, config.trustProxy)) ?? 'unknown';
     // Counted from here, so sockets still being checked count too.
-    if (!addresses.acquire(address)) return refuse(socket, 429, 'Too many connected users');
+    if (!addresses.acquire(address)) {
+      stats.refused('Too many connected users');
+      return refuse(socket, 429, 'Too many connected users');
+    }
     let released = false;
     const release = () => {
       if (released) return;
@@ -186,9 +208,11 @@ export function createRealtime(deps: RealtimeDeps) {
             ws,
             vsn,
             apikey,
+            address,
             channels,
             maxMessagesPerSecond: limits.maxMessagesPerSecond,
             logger,
+            stats,
             onClose: () => {
               connections.delete(connection);
               release();
@@ -220,6 +244,16 @@ export function createRealtime(deps: RealtimeDeps) {
     connections: () => connections.size,
     /** joined channels, for tests and metrics */
     channels: () => channels.topics.size(),
+    /** the figures the metrics endpoint shows */
+    figures: (): RealtimeFigures => ({
+      sockets: connections.size,
+      channels: channels.topics.size(),
+      messagesIn: stats.messagesIn,
+      messagesOut: stats.messagesOut,
+      refusals: stats.refusals,
+      pendingBroadcasts: fanout.pending(),
+      changesLagSeconds: feed?.lagSeconds() ?? null,
+    }),
     /** Closes every socket (code 1001) and refuses new ones; resolves when all are gone. */
     async close(): Promise<void> {
       closing = true;

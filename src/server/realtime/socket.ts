@@ -14,6 +14,7 @@ import {
   type Message,
   type Vsn,
 } from './protocol.js';
+import type { RealtimeStats } from './stats.js';
 import type { Channel } from './topics.js';
 
 /** A socket whose unsent frames pile up past this is not reading: it is closed rather than buffered. */
@@ -25,15 +26,19 @@ export interface ConnectionOptions {
   ws: WebSocket;
   vsn: Vsn;
   apikey: string;
+  /** the client's address group */
+  address: string;
   channels: Channels;
   maxMessagesPerSecond: number;
   logger: Logger;
+  stats?: RealtimeStats;
   onClose: () => void;
 }
 
 export class Connection implements ChannelOwner {
   readonly vsn: Vsn;
   readonly apikey: string;
+  readonly address: string;
   readonly channels = new Map<string, Channel>();
   /** when the client last sent anything */
   lastSeen = Date.now();
@@ -48,6 +53,8 @@ export class Connection implements ChannelOwner {
     this.ws = options.ws;
     this.vsn = options.vsn;
     this.apikey = options.apikey;
+    this.address = options.address;
+    options.channels.counted(this);
     this.rate = new MessageRate(options.maxMessagesPerSecond);
     this.ws.on('message', (data, isBinary) =>
       this.receive(data as Buffer | Buffer[] | ArrayBuffer, isBinary),
@@ -83,6 +90,7 @@ export class Connection implements ChannelOwner {
       return;
     }
     this.ws.send(frame, { binary: typeof frame !== 'string' });
+    if (this.options.stats) this.options.stats.messagesOut += 1;
   }
 
   ping(onPong: () => void): void {
@@ -121,6 +129,7 @@ export class Connection implements ChannelOwner {
       }
       return;
     }
+    if (this.options.stats) this.options.stats.messagesIn += 1;
     if (this.queued >= MAX_QUEUED_FRAMES) return this.close(1008, 'Too many messages per second');
     // Over the rate or not, a message takes its turn: the refusal follows what came before it.
     const withinRate = this.rate.take();
