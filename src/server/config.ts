@@ -137,6 +137,8 @@ export interface Config {
   /** run the digest crons in-process (off when an external scheduler calls the endpoint) */
   scheduler: boolean;
   schedulerTimezone: string;
+  /** AUDIT_RETENTION_DAYS: days a security audit log line is kept before the nightly job removes it */
+  auditRetentionDays: number;
   /** paid plans and their Stripe prices; the free plan is built in */
   billingPlans: Plan[];
   freePlanSeats: number;
@@ -636,6 +638,8 @@ const envSchema = z.object({
     .optional(),
   STRIPE_API_BASE: z.url().optional(),
   SCHEDULER: boolFlag.default(true),
+  // At least a week: an investigation starts days after the events it looks into.
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(7).max(36500).default(365),
   SCHEDULER_TIMEZONE: z
     .string()
     .refine((tz) => {
@@ -1018,6 +1022,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     metricsToken: e.METRICS_TOKEN,
     scheduler: e.SCHEDULER,
     schedulerTimezone: e.SCHEDULER_TIMEZONE,
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     billingPlans: e.BILLING_PLANS,
     freePlanSeats: e.FREE_PLAN_SEATS,
     freePlanProjects: e.FREE_PLAN_PROJECTS,

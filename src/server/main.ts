@@ -26,6 +26,7 @@ import { warnAboutHostSettings } from './host-checks.js';
 import { runDigest } from './digest/run.js';
 import { MailDelivery } from './mail/delivery.js';
 import { registerRuntime } from './runtime.js';
+import { auditRetentionJob } from './audit/retention.js';
 import { Scheduler } from './scheduler.js';
 import { syncAppSettings } from './settings.js';
 import { ensureWebBuild, loadWebHandler } from './web.js';
@@ -181,11 +182,14 @@ async function main(): Promise<void> {
         pool,
         logger,
         timezone: config.schedulerTimezone,
-        jobs: FREQUENCIES.map((frequency) => ({
-          name: `digest:${frequency}`,
-          cron: SCHEDULES[frequency],
-          run: () => runDigest(digest, frequency),
-        })),
+        jobs: [
+          ...FREQUENCIES.map((frequency) => ({
+            name: `digest:${frequency}`,
+            cron: SCHEDULES[frequency],
+            run: () => runDigest(digest, frequency),
+          })),
+          auditRetentionJob(pool, config.auditRetentionDays),
+        ],
       })
     : undefined;
   scheduler?.start();

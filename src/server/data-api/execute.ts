@@ -60,7 +60,15 @@ export interface Session {
   /** the exposed schema, first on the search path, for functions that name tables unqualified */
   searchPath?: string;
   /** request.method, request.path, request.headers and request.cookies, as PostgREST sets them */
-  request?: { method: string; path: string; headers: string; cookies: string };
+  request?: {
+    method: string;
+    path: string;
+    headers: string;
+    cookies: string;
+    /** the client's address and user agent for the audit log (tenantry.client_address, tenantry.user_agent) */
+    clientAddress?: string;
+    userAgent?: string;
+  };
 }
 
 /** No bounds: what the SQL writer's own tests plan with. The service always passes its limits. */
@@ -324,6 +332,8 @@ function sessionSettings(session: Session): [string, string][] {
       ['request.path', session.request.path],
       ['request.headers', session.request.headers],
       ['request.cookies', session.request.cookies],
+      ['tenantry.client_address', session.request.clientAddress ?? ''],
+      ['tenantry.user_agent', session.request.userAgent ?? ''],
     );
   }
   return settings;

@@ -130,9 +130,17 @@ function sessionFor(
   request: ApiRequest,
   txEnd: DataApiExposure['txEnd'],
   timezones: Set<string> | null,
-  input: { method: string; path: string; headers: HeaderReader },
+  input: { method: string; path: string; headers: HeaderReader; address: string | null },
 ): Session {
-  const session: Session = { request: requestSettings(input.method, input.path, input.headers) };
+  const session: Session = {
+    request: {
+      ...requestSettings(input.method, input.path, input.headers),
+      // Where the request came from, as the audit log records it (never a header the client chose
+      // unless TRUST_PROXY says a proxy in front sets it).
+      clientAddress: input.address ?? '',
+      userAgent: input.headers.get('user-agent')?.slice(0, 512) ?? '',
+    },
+  };
   const rollbackByDefault = txEnd.startsWith('rollback');
   const rollback = request.prefer.tx !== undefined ? request.prefer.tx === 'rollback' : rollbackByDefault;
   if (rollback) session.rollback = true;
@@ -293,6 +301,7 @@ export function createDataApi(deps: DataApiDeps): { handle(input: ApiInput): Pro
         // PostgREST sits behind the gateway's /rest/v1 and sees the path without it.
         path: pathOf(input.url).replace(/^\/rest\/v1(?=\/)/, ''),
         headers,
+        address: clientAddress(headers, input.incoming, deps.trustProxy),
       });
       const run = () => execute(deps.pool, claims, prepared, session);
       // The service role is the operator's own back end: trusted, and not queued behind users.

@@ -37,6 +37,7 @@ import {
   verifyBody,
   verifyFactorBody,
 } from './request-schemas.js';
+import { auditRequest } from './audit.js';
 import { requestContextOf } from './flows/context.js';
 import type { IdentityService, RequestContext } from './service.js';
 import type { AuthorizeInput } from './flows/oauth.js';
@@ -214,6 +215,8 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   // Before every route: HEAD is answered 405 on served paths (the table is learned at the end).
   const served = new ServedMethods(IDENTITY_BASE_PATH);
   app.use('*', refuseHead(served));
+  // The security audit log's lines name the request's address and user agent (identity/audit.ts).
+  app.use('*', (c, next) => auditRequest.run(requestContext(c, deps.trustProxy), next));
 
   // Public discovery document: no apikey, like the Supabase gateway. Only public members of the
   // ES256/RS256 keys are listed; HS256 keys are secrets and never appear.

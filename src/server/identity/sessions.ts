@@ -60,6 +60,13 @@ export async function openSession(
        update auth.users set last_sign_in_at = now() where id = $1
      ), cleared as (
        select internal.password_sign_in_succeeded($6, $7) where $6::text is not null
+     ), audited as (
+       -- the security audit log's line for the sign-in, in the same statement (decision 0089)
+       insert into public.audit_events (actor_id, actor_type, user_id, action, target_type, target_id,
+         ip_address, user_agent, details)
+       select $1, 'user', $1, 'login', 'session', id::text, $4::inet, left($3, 512),
+         jsonb_build_object('method', $9::text)
+       from session
      )
      select id from session left join cleared on true`,
     values: [
@@ -71,6 +78,7 @@ export async function openSession(
       signedInWith,
       signInAddressKey(context.ip),
       sessionId,
+      method,
     ],
   });
   return { sessionId: result.rows[0]!.id, userId, refreshToken, aal: 'aal1', amr };

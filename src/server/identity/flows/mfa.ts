@@ -4,6 +4,7 @@
 // for a verified factor), the admin's list and delete, and the web app's recovery codes (shown
 // once; one of them stands in for a code from the app). WebAuthn's ceremonies are in mfa-webauthn.ts.
 import type { Queryable } from '../../db/pool.js';
+import { recordAccountEvent } from '../audit.js';
 import { withService, type Tx } from '../../db/transactions.js';
 import type { AccessTokenClaims, AmrEntry } from '../access-tokens.js';
 import { authError, errors } from '../errors.js';
@@ -175,6 +176,12 @@ export async function enroll(deps: IdentityDeps, claims: AccessTokenClaims, inpu
         `insert into auth.mfa_factors (user_id, friendly_name, factor_type) values ($1, $2, 'webauthn') returning id`,
         [user.id, friendlyName || null],
       );
+      await recordAccountEvent(tx, {
+        action: 'factor_in_progress',
+        userId: user.id,
+        target: { type: 'factor', id: created.rows[0]!.id },
+        details: { factor_type: 'webauthn' },
+      });
       return { id: created.rows[0]!.id, type: 'webauthn', friendly_name: friendlyName };
     }
     const issuer = input.issuer || settings.defaultIssuer;
@@ -185,6 +192,12 @@ export async function enroll(deps: IdentityDeps, claims: AccessTokenClaims, inpu
        values ($1, $2, $3, 'totp', $4)`,
       [id, user.id, friendlyName || null, sealSecret(settings.keys, id, totp.secret)],
     );
+    await recordAccountEvent(tx, {
+      action: 'factor_in_progress',
+      userId: user.id,
+      target: { type: 'factor', id },
+      details: { factor_type: 'totp' },
+    });
     return {
       id,
       type: 'totp',
@@ -297,6 +310,12 @@ export async function verify(
       claims.sub,
       factor.id,
     ]);
+    await recordAccountEvent(tx, {
+      action: 'verification_attempted',
+      userId: claims.sub,
+      target: { type: 'factor', id: factor.id },
+      details: { factor_type: 'totp', result: 'verified' },
+    });
     return { ok: true, response: await raiseSession(deps, tx, claims, 'totp', factor.id) };
   });
   if (!outcome.ok) throw outcome.error;
@@ -377,6 +396,11 @@ export async function unenroll(deps: IdentityDeps, claims: AccessTokenClaims, fa
       throw mfaErrors.insufficientAal(422, 'AAL2 required to unenroll verified factor');
     }
     await removeFactor(tx, factor);
+    await recordAccountEvent(tx, {
+      action: 'factor_unenrolled',
+      userId: claims.sub,
+      target: { type: 'factor', id: factor.id },
+    });
     return { id: factor.id };
   });
 }

@@ -4,6 +4,7 @@
 // Ending a session deletes it, and with it its refresh tokens; its access tokens stop working at
 // once, as every request checks that its session still stands (docs/decisions/0045).
 import Bowser from 'bowser';
+import { recordAccountEvent } from '../audit.js';
 import { withService } from '../../db/transactions.js';
 import type { AccessTokenClaims } from '../access-tokens.js';
 import { requireLiveUser, type IdentityDeps } from './context.js';
@@ -90,6 +91,12 @@ export async function endOwnSession(
       sessionId,
       user.id,
     ]);
-    return (ended.rowCount ?? 0) > 0;
+    if (!ended.rowCount) return false;
+    await recordAccountEvent(tx, {
+      action: 'token_revoked',
+      userId: user.id,
+      target: { type: 'session', id: sessionId },
+    });
+    return true;
   });
 }

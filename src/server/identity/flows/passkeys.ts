@@ -5,6 +5,7 @@
 // Challenges live in auth.webauthn_challenges and are used once: verification deletes the row in
 // the transaction that reads it, and a refusal still commits that deletion.
 import type { Queryable } from '../../db/pool.js';
+import { recordAccountEvent } from '../audit.js';
 import { withService, type Tx } from '../../db/transactions.js';
 import type { AccessTokenClaims } from '../access-tokens.js';
 import { authError, errors } from '../errors.js';
@@ -232,6 +233,11 @@ export async function registrationFinish(
     );
     const row = inserted.rows[0];
     if (!row) return { ok: false, error: passkeyErrors.credentialExists() };
+    await recordAccountEvent(tx, {
+      action: 'passkey_created',
+      userId: user.id,
+      target: { type: 'passkey', id: row.id },
+    });
     return {
       ok: true,
       value: {
@@ -361,6 +367,11 @@ export async function remove(
       claims.sub,
     ]);
     if ((deleted.rowCount ?? 0) === 0) throw passkeyErrors.notFound();
+    await recordAccountEvent(tx, {
+      action: 'passkey_deleted',
+      userId: claims.sub,
+      target: { type: 'passkey', id: passkeyId },
+    });
   });
 }
 
@@ -383,5 +394,11 @@ export async function adminRemove(deps: IdentityDeps, userId: string, passkeyId:
       userId,
     ]);
     if ((deleted.rowCount ?? 0) === 0) throw passkeyErrors.notFound();
+    await recordAccountEvent(tx, {
+      action: 'passkey_deleted',
+      userId,
+      actor: { type: 'service' },
+      target: { type: 'passkey', id: passkeyId },
+    });
   });
 }

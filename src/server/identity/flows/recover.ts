@@ -2,6 +2,7 @@
 // client sent a challenge) if the address has an account, and always `200 {}`, with the
 // per-address frequency applied to every address alike, so nothing tells who is registered.
 // Following the link (verify type `recovery`) signs the user in; PUT /user then sets the password.
+import { recordAccountEvent } from '../audit.js';
 import { withService } from '../../db/transactions.js';
 import { sendEmailAction } from '../email-actions.js';
 import { chargeAsIfSent } from '../mailer.js';
@@ -36,6 +37,11 @@ export async function recover(deps: IdentityDeps, input: RecoverInput): Promise<
       redirectTo,
       pkce: input.pkce ?? null,
       variables: { Data: user.raw_user_meta_data },
+    });
+    await recordAccountEvent(tx, {
+      action: 'user_recovery_requested',
+      userId: user.id,
+      actor: { type: 'anonymous' },
     });
   });
   return {};

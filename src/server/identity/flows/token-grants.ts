@@ -3,6 +3,7 @@
 // or provider sign-in's code and the client's verifier, exchanged once for a session; a linking
 // flow's identity is joined to the user here, for the verifier's holder only).
 import { withService } from '../../db/transactions.js';
+import { recordAccountEvent } from '../audit.js';
 import { errors } from '../errors.js';
 import { hashCallers } from '../hash-queue.js';
 import { isBcryptHash } from '../passwords.js';
@@ -31,7 +32,17 @@ export async function passwordGrant(
   const valid = user?.encrypted_password
     ? await deps.passwords.verify(caller, user.encrypted_password, password)
     : await deps.passwords.verifyDecoy(caller, password);
-  if (!user || !valid) throw errors.invalidCredentials();
+  if (!user || !valid) {
+    // Nothing changed: the failure is its own line, the address it came from with it.
+    await recordAccountEvent(deps.pool, {
+      action: 'login_failed',
+      userId: user?.id ?? null,
+      actor: { type: 'anonymous' },
+      details: { method: 'password', ...(user ? {} : { email: normalized.slice(0, 320) }) },
+      context,
+    });
+    throw errors.invalidCredentials();
+  }
   if (isBanned(user) || !user.email_confirmed_at) {
     await passwordWasRight(deps.pool, normalized, context.ip);
     throw isBanned(user) ? errors.userBanned() : errors.emailNotConfirmed();

@@ -3,6 +3,7 @@
 // e-mail), GET /reauthenticate (a code by e-mail for a password change), POST /logout, and
 // deleting one's own account (the web app's settings).
 import { withService } from '../../db/transactions.js';
+import { recordAccountEvent } from '../audit.js';
 import type { AccessTokenClaims } from '../access-tokens.js';
 import { sendEmailAction, sendEmailChange } from '../email-actions.js';
 import { authError, errors } from '../errors.js';
@@ -308,7 +309,17 @@ async function applyUserUpdate(
     if (input.data !== undefined) changes.userMetadata = input.data;
     await updateUser(tx, user.id, changes);
     // A new password ends every other session: whoever knew the old one is signed out.
-    if (passwordHash !== undefined) await logout(tx, user.id, claims.session_id, 'others');
+    if (passwordHash !== undefined) {
+      await logout(tx, user.id, claims.session_id, 'others');
+      await recordAccountEvent(tx, { action: 'user_updated_password', userId: user.id });
+    }
+    if (newEmail) {
+      await recordAccountEvent(tx, {
+        action: 'user_modified',
+        userId: user.id,
+        details: { email_change: user.is_anonymous && settings.autoconfirm ? 'confirmed' : 'requested' },
+      });
+    }
     if (newEmail && user.is_anonymous && settings.autoconfirm) {
       // An anonymous user adding an address with autoconfirm is signing up (GoTrue): confirmed at
       // once, which makes the account permanent (migration 0028).
@@ -366,5 +377,13 @@ export async function signOut(
   claims: AccessTokenClaims,
   scope: LogoutScope,
 ): Promise<void> {
-  await withService(deps.pool, (tx) => logout(tx, claims.sub, claims.session_id, scope));
+  await withService(deps.pool, async (tx) => {
+    await logout(tx, claims.sub, claims.session_id, scope);
+    await recordAccountEvent(tx, {
+      action: 'logout',
+      userId: claims.sub,
+      target: { type: 'session', id: claims.session_id },
+      details: { scope },
+    });
+  });
 }
