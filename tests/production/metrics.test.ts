@@ -1,9 +1,11 @@
 // GET /metrics as Prometheus scrapes it from the whole process: off unless METRICS_TOKEN is set,
 // then only with the token; request counts and latency per route family and status, the pool,
-// the outbox, payment webhooks and the process' own figures, in the text exposition format.
+// the outbox, payment webhooks, realtime's sockets, messages and refusals, and the process' own
+// figures, in the text exposition format.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import WebSocket from 'ws';
 import { createLogger } from '../../src/server/logger.js';
 import { createMetrics } from '../../src/server/observability/metrics.js';
 import { createPool } from '../../src/server/db/pool.js';
@@ -61,6 +63,43 @@ test('requests are counted and timed by family and status; pool, outbox and proc
   expect(sample(text, 'tenantry_process_resident_memory_bytes')).toBeGreaterThan(0);
   // Paths are never labels: one family for every project id.
   expect(text).not.toContain('/rest/v1/projects');
+});
+
+test("realtime's sockets, channels, messages and refusals by reason are there", async () => {
+  const url = `${app.url.replace('http', 'ws')}/realtime/v1/websocket?apikey=${app.env.PROJECT_API_KEY}&vsn=1.0.0`;
+  const ws = new WebSocket(url);
+  const replies: { ref: string; payload: { status: string } }[] = [];
+  ws.on('message', (data: Buffer) => {
+    const frame = JSON.parse(data.toString()) as { event: string; ref: string; payload: { status: string } };
+    if (frame.event === 'phx_reply') replies.push(frame);
+  });
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  const config = { broadcast: { self: true }, presence: { key: '', enabled: false }, private: false };
+  ws.send(
+    JSON.stringify({
+      topic: 'realtime:room',
+      event: 'phx_join',
+      payload: { config },
+      ref: '1',
+      join_ref: '1',
+    }),
+  );
+  ws.send(
+    JSON.stringify({ topic: 'realtime:', event: 'phx_join', payload: { config }, ref: '2', join_ref: '2' }),
+  );
+  while (replies.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(replies.map((r) => r.payload.status).sort()).toEqual(['error', 'ok']);
+  const text = await (
+    await fetch(`${app.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  ).text();
+  expect(sample(text, 'tenantry_realtime_sockets')).toBe(1);
+  expect(sample(text, 'tenantry_realtime_channels')).toBe(1);
+  expect(sample(text, 'tenantry_realtime_messages_in_total')).toBe(2);
+  expect(sample(text, 'tenantry_realtime_messages_out_total')).toBe(2);
+  expect(sample(text, 'tenantry_realtime_refusals_total', { reason: 'TopicNameRequired' })).toBe(1);
+  expect(sample(text, 'tenantry_realtime_pending_broadcasts')).toBe(0);
+  expect(sample(text, 'tenantry_realtime_changes_lag_seconds')).toBe(0);
+  ws.terminate();
 });
 
 test('without METRICS_TOKEN the endpoint does not exist', async () => {
