@@ -28,8 +28,9 @@ export async function renameWorkspaceAction(_state: FormState, form: FormData): 
         [i.workspace_id, i.name, i.new_slug],
       );
     } catch (error) {
+      // Taken now, or an old address of another workspace that still leads there (0094).
       if ((error as { code?: string }).code === '23505')
-        throw new FieldRefusal('new_slug', 'Another workspace uses this address; choose another');
+        throw new FieldRefusal('new_slug', 'That address is taken; choose another');
       throw error;
     }
     if (r.rowCount === 0)
