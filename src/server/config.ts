@@ -10,6 +10,7 @@ import { plansSchema, resourceLimitsSchema, type Plan, type ResourceLimits } fro
 import { DEFAULT_APP_MIGRATIONS_DIR } from './db/migration-files.js';
 import { loadAuthMailTemplates, type AuthMailTemplates } from './identity/mail-templates.js';
 import { parseOAuthProviders, type OAuthProvider } from './identity/oauth/providers.js';
+import type { SmsProviderConfig } from './identity/sms/provider.js';
 import { createRedirectPolicy } from './identity/redirects.js';
 import { generateDevKeys, parseKeySet, type TokenKeySet } from './identity/signing-keys.js';
 
@@ -89,6 +90,30 @@ export interface AuthEmailConfig {
   templates: AuthMailTemplates;
 }
 
+/** Phone sign-in and phone factors: the text-message provider, codes and limits (SMS_*). */
+export interface AuthSmsConfig {
+  /** SMS_PROVIDER: twilio, the development outbox (local mode only), or none (phone is off) */
+  provider: SmsProviderConfig;
+  /** phone sign-ups need no code (SMS_AUTOCONFIRM) */
+  autoconfirm: boolean;
+  /** seconds between two codes to one number (SMS_MAX_FREQUENCY) */
+  maxFrequencySeconds: number;
+  /** seconds a code works (SMS_OTP_EXP) */
+  otpExpirySeconds: number;
+  /** digits of a code (SMS_OTP_LENGTH) */
+  otpLength: number;
+  /** the message, with {{ .Code }} where the code goes (SMS_TEMPLATE) */
+  template: string;
+  /** fixed codes for test numbers, sent nowhere (SMS_TEST_OTP, number:code,...) */
+  testOtp: Record<string, string>;
+  /** messages per hour, all numbers together (RATE_LIMIT_SMS_SENT) */
+  sentPerHour: number;
+  /** messages per hour to one number (RATE_LIMIT_SMS_PER_NUMBER) */
+  perNumberPerHour: number;
+  /** messages per hour asked from one client address (RATE_LIMIT_SMS_PER_ADDRESS) */
+  perAddressPerHour: number;
+}
+
 export interface Config {
   mode: Mode;
   port: number;
@@ -121,6 +146,7 @@ export interface Config {
   trustProxy: boolean;
   rateLimits: RateLimits;
   authEmail: AuthEmailConfig;
+  authSms: AuthSmsConfig;
   logLevel: string;
   /** outgoing mail; unset = messages stay in the outbox (development mailbox) */
   smtpUrl: string | undefined;
@@ -540,6 +566,32 @@ const envSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   // Production sends mail over SMTP unless told outright to leave it in the outbox.
   MAIL_DELIVERY: z.enum(['smtp', 'outbox']).optional(),
+  // Phone sign-in: off unless a provider is set (or local mode, whose outbox shows the codes).
+  SMS_PROVIDER: z.enum(['twilio', 'outbox', 'none']).optional(),
+  SMS_TWILIO_ACCOUNT_SID: z.string().trim().min(1).optional(),
+  SMS_TWILIO_AUTH_TOKEN: z.string().min(1).optional(),
+  SMS_TWILIO_MESSAGE_SERVICE_SID: z.string().trim().min(1).optional(),
+  SMS_TWILIO_API_BASE: z.url().default('https://api.twilio.com'),
+  SMS_AUTOCONFIRM: boolFlag.default(false),
+  SMS_MAX_FREQUENCY: durationSeconds.pipe(z.number().max(86400)).default(60),
+  SMS_OTP_EXP: positiveInt.max(86400).default(60),
+  SMS_OTP_LENGTH: z.coerce.number().int().min(6).max(10).default(6),
+  SMS_TEMPLATE: z
+    .string()
+    .min(1)
+    .max(1000)
+    .refine((v) => v.includes('{{ .Code }}'), 'must contain {{ .Code }}')
+    .default('Your code is {{ .Code }}'),
+  SMS_TEST_OTP: z
+    .string()
+    .regex(
+      /^(\s*\+?[0-9]{2,15}:[0-9]{4,10}\s*)(,\s*\+?[0-9]{2,15}:[0-9]{4,10}\s*)*$/,
+      'must be number:code,...',
+    )
+    .optional(),
+  RATE_LIMIT_SMS_SENT: positiveInt.default(30),
+  RATE_LIMIT_SMS_PER_NUMBER: positiveInt.default(10),
+  RATE_LIMIT_SMS_PER_ADDRESS: positiveInt.default(30),
   BILLING_PLANS: z
     .string()
     .transform((raw, ctx) => {
@@ -1014,6 +1066,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       productName: e.PRODUCT_NAME,
       templates,
     },
+    authSms: smsConfig(e, mode),
     logLevel: e.LOG_LEVEL,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
@@ -1134,4 +1187,53 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
 function defaultHashConcurrency(env: Record<string, string | undefined>): number {
   const threads = Number.parseInt(env.UV_THREADPOOL_SIZE ?? '', 10) || 4;
   return Math.max(1, Math.min(availableParallelism(), threads - 1));
+}
+
+/** SMS_*: Twilio needs its three values; the outbox is for local mode only, never production. */
+function smsConfig(e: z.infer<typeof envSchema>, mode: Mode): AuthSmsConfig {
+  const kind = e.SMS_PROVIDER ?? (e.SMS_TWILIO_ACCOUNT_SID ? 'twilio' : mode === 'local' ? 'outbox' : 'none');
+  let provider: SmsProviderConfig;
+  if (kind === 'twilio') {
+    const missing = (
+      ['SMS_TWILIO_ACCOUNT_SID', 'SMS_TWILIO_AUTH_TOKEN', 'SMS_TWILIO_MESSAGE_SERVICE_SID'] as const
+    ).filter((name) => !e[name]);
+    if (missing.length > 0) {
+      throw new ConfigError(`Invalid configuration: SMS_PROVIDER twilio needs ${missing.join(', ')}`);
+    }
+    provider = {
+      kind: 'twilio',
+      twilio: {
+        accountSid: e.SMS_TWILIO_ACCOUNT_SID!,
+        authToken: e.SMS_TWILIO_AUTH_TOKEN!,
+        messageServiceSid: e.SMS_TWILIO_MESSAGE_SERVICE_SID!,
+        apiBase: e.SMS_TWILIO_API_BASE,
+        timeoutMs: 10_000,
+      },
+    };
+  } else if (kind === 'outbox') {
+    // Codes in a table nobody reads would sign anyone in: production has no outbox for them.
+    if (mode === 'production') {
+      throw new ConfigError('Invalid configuration: SMS_PROVIDER outbox is for local mode only');
+    }
+    provider = { kind: 'outbox' };
+  } else {
+    provider = { kind: 'none' };
+  }
+  const testOtp: Record<string, string> = {};
+  for (const pair of (e.SMS_TEST_OTP ?? '').split(',')) {
+    const [number, code] = pair.trim().split(':');
+    if (number && code) testOtp[number.replace(/^\+/, '')] = code;
+  }
+  return {
+    provider,
+    autoconfirm: e.SMS_AUTOCONFIRM,
+    maxFrequencySeconds: e.SMS_MAX_FREQUENCY,
+    otpExpirySeconds: e.SMS_OTP_EXP,
+    otpLength: e.SMS_OTP_LENGTH,
+    template: e.SMS_TEMPLATE,
+    testOtp,
+    sentPerHour: e.RATE_LIMIT_SMS_SENT,
+    perNumberPerHour: e.RATE_LIMIT_SMS_PER_NUMBER,
+    perAddressPerHour: e.RATE_LIMIT_SMS_PER_ADDRESS,
+  };
 }

@@ -22,7 +22,8 @@ export type OneTimeTokenType =
   | 'reauthentication_token'
   | 'recovery_token'
   | 'email_change_token_new'
-  | 'email_change_token_current';
+  | 'email_change_token_current'
+  | 'phone_change_token';
 
 /** The prefix GoTrue puts on tokens issued for a PKCE flow, so a failed link still answers PKCE-style. */
 export const PKCE_PREFIX = 'pkce_';
@@ -62,6 +63,8 @@ export interface IssueOptions {
    * replaces asked for (a resent e-mail continues the flow that first sent it)
    */
   proposal?: AccountProposal | 'carry';
+  /** a fixed code instead of a random one (a test number's SMS_TEST_OTP) */
+  otp?: string;
 }
 
 export interface IssuedToken {
@@ -140,7 +143,7 @@ export async function issueOneTimeToken(
 ): Promise<IssuedToken> {
   const id = randomUUID();
   const linkToken = generateLinkToken(Boolean(options.flowStateId));
-  const otp = generateOtp(options.otpLength);
+  const otp = options.otp ?? generateOtp(options.otpLength);
   const carry = options.proposal === 'carry';
   const proposal = options.proposal && options.proposal !== 'carry' ? options.proposal : NO_PROPOSAL;
   const result = await tx.query<{ expires_at: Date }>(

@@ -9,15 +9,25 @@ export const email = z
 export const password = z.string({ error: 'must be a string' }).max(1024, 'is too long');
 export const metadata = z.record(z.string(), z.unknown());
 
-export const passwordGrantBody = z.object({
-  email: z.string({ error: 'missing email or phone' }),
-  password: z.string({ error: 'missing password' }),
-});
 export const refreshGrantBody = z.object({
   refresh_token: z.string({ error: 'missing refresh_token' }).min(1, 'missing refresh_token'),
 });
 // auth-js sends null for the PKCE fields of an implicit-flow client.
 const optionalText = z.string({ error: 'must be a string' }).nullish();
+
+/** email or phone: the password grant's two spellings (GoTrue's PasswordGrantParams). */
+export const passwordGrantBody = z.object({
+  email: optionalText,
+  phone: optionalText,
+  password: z.string({ error: 'missing password' }),
+});
+/** POST /signup with a phone (and no e-mail). */
+export const phoneSignUpBody = z.object({
+  phone: z.string({ error: 'must be a string' }),
+  password,
+  channel: optionalText,
+  data: metadata.nullish(),
+});
 
 export const signUpBody = z.object({
   email,

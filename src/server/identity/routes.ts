@@ -1,5 +1,7 @@
 // In charge of the /auth/v1 HTTP surface: a thin Hono adapter that checks the apikey, parses and
 // validates input, calls IdentityService, and renders results and errors the way GoTrue does.
+import { normalizePhone } from './phone-numbers.js';
+import { phoneErrors, readChannel } from './sms/phone-codes.js';
 import { Hono, type Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { HttpBindings } from '@hono/node-server';
@@ -31,6 +33,7 @@ import {
   recoverBody,
   resendBody,
   signUpBody,
+  phoneSignUpBody,
   signUpTarget,
   updateUserBody,
   uuid,
@@ -99,14 +102,6 @@ function oauthAuthorizeInput(
 
 const RESEND_TYPES = ['signup', 'email_change', 'sms', 'phone_change'] as const;
 
-/** A phone number as GoTrue's validatePhone reads it: a leading + and spaces dropped, then E.164 digits. */
-function e164Phone(raw: string): string {
-  const phone = raw.replace(/^\+/, '').replaceAll(' ', '');
-  if (!/^[1-9][0-9]{1,14}$/.test(phone))
-    throw errors.validation('Invalid phone number format (E.164 required)');
-  return phone;
-}
-
 /** POST /verify's body, checked as GoTrue's VerifyParams.Validate checks it. */
 function verifyInput(body: unknown): VerifyInput {
   const input = parseWith(verifyBody, body);
@@ -123,7 +118,7 @@ function verifyInput(body: unknown): VerifyInput {
     }
     return { type, tokenHash };
   }
-  if (input.phone && !input.email) return { type, phone: e164Phone(input.phone), token };
+  if (input.phone && !input.email) return { type, phone: normalizePhone(input.phone), token };
   if (!input.email || input.phone) {
     throw errors.validation('Only an email address or phone number should be provided on verify');
   }
@@ -300,7 +295,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     c.json({
       external: {
         email: true,
-        phone: false,
+        phone: service.deps.phone.sender !== null,
         anonymous_users: deps.anonymousSignIns,
         ...Object.fromEntries(
           KNOWN_PROVIDERS.map((name) => [name, service.oauthProviders().some((p) => p.name === name)]),
@@ -308,8 +303,8 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
       },
       disable_signup: deps.disableSignup,
       mailer_autoconfirm: deps.autoconfirm,
-      phone_autoconfirm: false,
-      sms_provider: '',
+      phone_autoconfirm: service.deps.phone.autoconfirm,
+      sms_provider: service.deps.phone.sender?.name ?? '',
       saml_enabled: false,
       saml_private_key_next_configured: false,
       passkeys_enabled: service.deps.passkeys.enabled,
@@ -334,7 +329,21 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
         await service.signUpAnonymously({ data: input.data ?? {} }, requestContext(c, deps.trustProxy)),
       );
     }
-    if (!target.email) throw authError(400, 'phone_provider_disabled', 'Phone signups are disabled');
+    if (!target.email) {
+      if (!service.deps.phone.sender) throw phoneErrors.signupsDisabled();
+      const input = parseWith(phoneSignUpBody, body);
+      return c.json(
+        await service.signUpWithPhone(
+          {
+            phone: normalizePhone(input.phone),
+            password: input.password,
+            data: input.data ?? {},
+            channel: readChannel(service.deps.phone, input.channel),
+          },
+          requestContext(c, deps.trustProxy),
+        ),
+      );
+    }
     const input = parseWith(signUpBody, body);
     const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
     return c.json(
@@ -359,6 +368,15 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
       type === 'signup' || type === 'email_change'
         ? parsePkceParams(input.code_challenge, input.code_challenge_method)
         : null;
+    if ((type === 'sms' || type === 'phone_change') && input.phone && !input.email) {
+      if (!service.deps.phone.sender) throw phoneErrors.loginsDisabled();
+      return c.json(
+        await service.resendPhoneCode(
+          { type, phone: normalizePhone(input.phone) },
+          requestContext(c, deps.trustProxy),
+        ),
+      );
+    }
     const email = input.email ? validEmail(input.email) : undefined;
     return c.json(
       await service.resend({ type, email, phone: input.phone ?? undefined, pkce, ...redirectInput(c) }),
@@ -382,7 +400,23 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
       throw errors.validation('Channel should only be specified with Phone OTP');
     }
     const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
-    if (input.phone) throw authError(400, 'phone_provider_disabled', 'Phone logins are disabled');
+    if (input.phone) {
+      // GoTrue's SmsOtp: off without a provider, then the number and the channel checked.
+      if (!service.deps.phone.sender)
+        throw authError(400, 'phone_provider_disabled', 'Unsupported phone provider');
+      const phone = normalizePhone(input.phone);
+      return c.json(
+        await service.signInWithPhoneOtp(
+          {
+            phone,
+            createUser: input.create_user ?? true,
+            data: input.data ?? {},
+            channel: readChannel(service.deps.phone, input.channel),
+          },
+          requestContext(c, deps.trustProxy),
+        ),
+      );
+    }
     if (!input.email) throw errors.validation('One of email or phone must be set');
     return c.json(
       await service.signInWithOtp(

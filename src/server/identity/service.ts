@@ -19,6 +19,8 @@ import * as identities from './flows/identities.js';
 import * as oauth from './flows/oauth.js';
 import * as ownSessions from './flows/own-sessions.js';
 import * as passkeys from './flows/passkeys.js';
+import * as phone from './flows/phone.js';
+import { createSmsSender } from './sms/provider.js';
 import * as user from './flows/user.js';
 import * as verify from './flows/verify.js';
 import { HashQueue } from './hash-queue.js';
@@ -96,6 +98,19 @@ export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner
       maxPerUser: config.webauthn.maxPasskeysPerUser,
       ceremoniesPerAddress: config.webauthn.ceremoniesPerAddress,
     },
+    phone: {
+      sender: createSmsSender(config.authSms.provider),
+      tokenKey: createOneTimeTokenKey(config.jwtSecret),
+      autoconfirm: config.authSms.autoconfirm,
+      maxFrequencySeconds: config.authSms.maxFrequencySeconds,
+      otpExpirySeconds: config.authSms.otpExpirySeconds,
+      otpLength: config.authSms.otpLength,
+      template: config.authSms.template,
+      testOtp: config.authSms.testOtp,
+      sentPerHour: config.authSms.sentPerHour,
+      perNumberPerHour: config.authSms.perNumberPerHour,
+      perAddressPerHour: config.authSms.perAddressPerHour,
+    },
     passwords: createPasswordHasher(
       new HashQueue({
         concurrency: config.identity.passwordHashConcurrency,
@@ -114,6 +129,11 @@ export class IdentityService {
 
   passwordGrant(email: string, password: string, context: RequestContext): Promise<TokenResponse> {
     return grants.passwordGrant(this.deps, email, password, context);
+  }
+
+  /** The password grant with a phone number (E.164 digits) instead of an address. */
+  phonePasswordGrant(phone: string, password: string, context: RequestContext): Promise<TokenResponse> {
+    return grants.phonePasswordGrant(this.deps, phone, password, context);
   }
 
   refreshGrant(refreshToken: string, context: RequestContext): Promise<TokenResponse> {
@@ -135,6 +155,27 @@ export class IdentityService {
     // answer (GoTrue's obfuscated user) or by its time.
     if (this.deps.settings.autoconfirm) return run();
     return atLeast(this.emailRequestFloorMs, run);
+  }
+
+  signUpWithPhone(input: phone.PhoneSignUpInput, context: RequestContext) {
+    const run = async () => {
+      await checkMetadataBound(this.deps.pool, input.data);
+      return phone.signUpWithPhone(this.deps, input, context);
+    };
+    // Like an e-mail sign-up: a registered number is told from a new one neither by answer nor time.
+    if (this.deps.phone.autoconfirm) return run();
+    return atLeast(this.emailRequestFloorMs, run);
+  }
+
+  signInWithPhoneOtp(input: phone.PhoneOtpInput, context: RequestContext) {
+    return atLeast(this.emailRequestFloorMs, async () => {
+      await checkMetadataBound(this.deps.pool, input.data);
+      return phone.signInWithPhoneOtp(this.deps, input, context);
+    });
+  }
+
+  resendPhoneCode(input: { type: 'sms' | 'phone_change'; phone: string }, context: RequestContext) {
+    return atLeast(this.emailRequestFloorMs, () => phone.resendPhoneCode(this.deps, input, context));
   }
 
   signUpAnonymously(input: { data: Record<string, unknown> }, context: RequestContext) {

@@ -2,6 +2,7 @@
 // client's refresh each hour), as a framework-free handler: the server's listener serves it on
 // node:http directly, as it does the data API (decision 0029), and the Hono app reaches the same
 // handler for in-process requests. Which grant, and its body.
+import { normalizePhone } from './phone-numbers.js';
 import { parseJsonBody } from '../http/body.js';
 import type { ApiInput, Reply } from '../http/reply.js';
 import { parseWith } from '../http/validate.js';
@@ -37,8 +38,10 @@ export function createTokenHandler(deps: TokenEndpointDeps): (input: ApiInput) =
       case 'refresh_token':
         return deps.service.refreshGrant(parseWith(refreshGrantBody, body).refresh_token, context);
       case 'password': {
-        const { email, password } = parseWith(passwordGrantBody, body);
-        return deps.service.passwordGrant(email, password, context);
+        const { email, phone, password } = parseWith(passwordGrantBody, body);
+        if (email) return deps.service.passwordGrant(email, password, context);
+        if (phone) return deps.service.phonePasswordGrant(normalizePhone(phone), password, context);
+        throw errors.validation('email: missing email or phone');
       }
       case 'pkce': {
         const { auth_code, code_verifier } = parseWith(pkceGrantBody, body);

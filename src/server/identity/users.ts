@@ -11,6 +11,11 @@ export interface UserRow {
   phone: string | null;
   encrypted_password: string | null;
   email_confirmed_at: Date | null;
+  /** when an SMS code proved the phone (absent where a query does not load it) */
+  phone_confirmed_at?: Date | null;
+  /** the number of a pending phone change ('' when none; new_phone in the JSON) */
+  phone_change?: string | null;
+  phone_change_sent_at?: Date | null;
   invited_at: Date | null;
   confirmation_sent_at: Date | null;
   recovery_sent_at: Date | null;
@@ -51,6 +56,7 @@ export interface UserWithIdentities extends UserRow {
 const FACTORS = `auth.user_factors_json(u.id) as factors`;
 
 const USER_COLUMNS = `u.id, u.aud, u.role, u.email, u.phone, u.encrypted_password, u.email_confirmed_at,
+  u.phone_confirmed_at, u.phone_change, u.phone_change_sent_at,
   u.invited_at, u.confirmation_sent_at, u.recovery_sent_at, u.email_change, u.email_change_sent_at,
   u.email_change_confirm_status, u.reauthentication_sent_at, u.last_sign_in_at, u.raw_app_meta_data,
   u.raw_user_meta_data, u.banned_until, u.is_anonymous, u.deleted_at, u.created_at, u.updated_at`;
@@ -80,11 +86,15 @@ export function isBanned(user: UserRow, now = new Date()): boolean {
 export function renderUser(user: UserWithIdentities): Record<string, unknown> {
   const optional: Record<string, string | undefined> = {
     email_confirmed_at: iso(user.email_confirmed_at),
-    confirmed_at: iso(user.email_confirmed_at),
+    phone_confirmed_at: iso(user.phone_confirmed_at ?? null),
+    // GoTrue's confirmed_at: the first of the address and the phone to be proved.
+    confirmed_at: iso(user.email_confirmed_at ?? user.phone_confirmed_at ?? null),
     invited_at: iso(user.invited_at),
     confirmation_sent_at: iso(user.confirmation_sent_at),
     recovery_sent_at: iso(user.recovery_sent_at),
     new_email: user.email_change ?? undefined,
+    new_phone: user.phone_change || undefined,
+    phone_change_sent_at: iso(user.phone_change_sent_at ?? null),
     email_change_sent_at: iso(user.email_change_sent_at),
     reauthentication_sent_at: iso(user.reauthentication_sent_at),
     last_sign_in_at: iso(user.last_sign_in_at),

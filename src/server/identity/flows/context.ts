@@ -9,6 +9,7 @@ import { signAccessToken, type AccessTokenClaims, type TokenSigner } from '../ac
 import type { EmailActionSettings } from '../email-actions.js';
 import type { MfaSettings } from './mfa.js';
 import type { PasskeySettings } from './passkeys.js';
+import type { PhoneSettings } from '../sms/phone-codes.js';
 import { errors } from '../errors.js';
 import type { OAuthProvider } from '../oauth/providers.js';
 import type { PasswordHasher } from '../passwords.js';
@@ -53,6 +54,8 @@ export interface IdentityDeps {
   mfa: MfaSettings;
   /** passkeys: the relying party, the switch and limits */
   passkeys: PasskeySettings;
+  /** phone sign-in and phone factors: the SMS provider (null when off), codes and limits */
+  phone: PhoneSettings;
   /** every password hash and verify, through the process's one fair queue */
   passwords: PasswordHasher;
 }

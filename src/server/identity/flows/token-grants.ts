@@ -11,7 +11,15 @@ import { accountForProviderUser } from '../oauth/accounts.js';
 import { exchangeAuthCode } from '../pkce.js';
 import { openSession, refreshGrantInOneCall } from '../sessions.js';
 import { beginPasswordSignIn, passwordWasRight } from '../sign-in-backoff.js';
-import { findUserById, isBanned, normalizeEmail, replacePasswordHash } from '../users.js';
+import { phoneErrors } from '../sms/phone-codes.js';
+import {
+  findUserById,
+  isBanned,
+  normalizeEmail,
+  replacePasswordHash,
+  SELECT_USER,
+  type UserWithIdentities,
+} from '../users.js';
 import { tokenResponse, type IdentityDeps, type RequestContext, type TokenResponse } from './context.js';
 
 export async function passwordGrant(
@@ -56,6 +64,34 @@ export async function passwordGrant(
       replacePasswordHash(tx, user.id, user.encrypted_password!, upgraded),
     );
   }
+  return tokenResponse(deps, { ...user, last_sign_in_at: new Date() }, session);
+}
+
+/**
+ * The password grant for a phone account: the same backoff, keyed by the number (`+digits`, which
+ * no e-mail address can be), and GoTrue's phone_not_confirmed for a number never proved.
+ */
+export async function phonePasswordGrant(
+  deps: IdentityDeps,
+  phone: string,
+  password: string,
+  context: RequestContext,
+): Promise<TokenResponse> {
+  const key = `+${phone}`;
+  const attempt = await beginPasswordSignIn(deps.pool, key, context.ip, deps.settings.rateLimits);
+  if (attempt.kind === 'wait') throw errors.signInWait(attempt.retryAfterSeconds);
+  const found = await deps.pool.query<UserWithIdentities>(`${SELECT_USER} where u.phone = $1`, [phone]);
+  const user = found.rows[0] ?? null;
+  const caller = hashCallers.address(context.ip);
+  const valid = user?.encrypted_password
+    ? await deps.passwords.verify(caller, user.encrypted_password, password)
+    : await deps.passwords.verifyDecoy(caller, password);
+  if (!user || !valid) throw errors.invalidCredentials();
+  if (isBanned(user) || !user.phone_confirmed_at) {
+    await passwordWasRight(deps.pool, key, context.ip);
+    throw isBanned(user) ? errors.userBanned() : phoneErrors.notConfirmed();
+  }
+  const session = await openSession(deps.pool, user.id, 'password', context, key);
   return tokenResponse(deps, { ...user, last_sign_in_at: new Date() }, session);
 }
 

@@ -19,6 +19,7 @@ import { deleteFlowState, issueAuthCode } from '../pkce.js';
 import { countHits, limitsReached, type Limit } from '../rate-limit.js';
 import { chooseRedirect } from '../redirects.js';
 import { openSession } from '../sessions.js';
+import { completePhoneChange, confirmPhone } from '../phone-accounts.js';
 import { claimUnprovenAccount } from '../unproven-accounts.js';
 import { findUserById, isBanned, normalizeEmail, updateUser, type UserWithIdentities } from '../users.js';
 import { tokenResponse, type IdentityDeps, type RequestContext, type TokenResponse } from './context.js';
@@ -150,6 +151,25 @@ export const VERIFY_HANDLERS: Partial<Record<VerificationType, VerifyHandler>> =
     tokenTypes: ['email_change_token_new', 'email_change_token_current'],
     complete: confirmEmailChange,
   },
+  // A phone code: a sign-up's or a sign-in's (GoTrue sends both as the confirmation OTP).
+  sms: {
+    tokenTypes: ['confirmation_token'],
+    complete: async (tx, _deps, user, token) => {
+      await confirmPhone(tx, user, token.proposal);
+      return { kind: 'session' };
+    },
+  },
+  // The new number's code: it becomes the account's number, if the change is still the pending one.
+  phone_change: {
+    tokenTypes: ['phone_change_token'],
+    complete: async (tx, _deps, user, token) => {
+      if (!user.phone_change || user.phone_change !== token.relatesTo) throw errors.otpInvalid();
+      await completePhoneChange(tx, user.id, token.relatesTo);
+      // Codes sent to the old number are void now.
+      await clearOneTimeTokens(tx, user.id, ['confirmation_token', 'reauthentication_token']);
+      return { kind: 'session' };
+    },
+  },
 };
 
 export type VerifyInput =
@@ -163,7 +183,7 @@ type Verified =
   | { kind: 'code'; code: string }
   | { kind: 'message'; message: string };
 
-function failureLimits(deps: IdentityDeps, context: RequestContext, email: string | null): Limit[] {
+function failureLimits(deps: IdentityDeps, context: RequestContext, address: string | null): Limit[] {
   const limits = deps.settings.rateLimits;
   const list: Limit[] = [];
   if (context.ip) {
@@ -173,8 +193,8 @@ function failureLimits(deps: IdentityDeps, context: RequestContext, email: strin
       windowSeconds: limits.windowSeconds,
     });
   }
-  if (email) {
-    list.push({ bucket: `otp-fail:email:${email}`, max: limits.otpFailuresPerEmail, windowSeconds: 3600 });
+  if (address) {
+    list.push({ bucket: `otp-fail:email:${address}`, max: limits.otpFailuresPerEmail, windowSeconds: 3600 });
   }
   return list;
 }
@@ -197,7 +217,9 @@ async function verifyToken(
   }
   const refusal = byLink ? errors.linkInvalid : errors.otpInvalid;
   const email = 'email' in input ? normalizeEmail(input.email) : null;
-  const limits = failureLimits(deps, context, email);
+  const phone = 'phone' in input ? input.phone : null;
+  // A phone's wrong codes are counted per number as an address's are (its bucket is `+digits`).
+  const limits = failureLimits(deps, context, email ?? (phone ? `+${phone}` : null));
   const wait = await limitsReached(deps.pool, limits);
   if (wait > 0) throw errors.rateLimited(wait);
 
@@ -219,8 +241,15 @@ async function verifyToken(
         maxAttempts: deps.settings.otpMaxAttempts,
       });
       if (result.kind === 'verified') token = result.token;
+    } else if (handler && 'phone' in input) {
+      const result = await consumeByOtp(tx, deps.phone.tokenKey, {
+        address: input.phone,
+        types: handler.tokenTypes,
+        otp: input.token,
+        maxAttempts: deps.settings.otpMaxAttempts,
+      });
+      if (result.kind === 'verified') token = result.token;
     }
-    // Phone numbers have no accounts here: every phone code is wrong, as an unknown one is in GoTrue.
     if (!token) {
       await countHits(tx, limits);
       return null;
@@ -228,8 +257,15 @@ async function verifyToken(
     const user = await findUserById(tx, token.userId);
     // A confirmation or recovery e-mail proves only the address it went to: if the account's
     // address changed since, the token is void.
-    const ownAddress = token.type !== 'email_change_token_new' && token.type !== 'email_change_token_current';
-    if (!user || (ownAddress && token.relatesTo !== user.email)) {
+    const ownAddress =
+      !phone && token.type !== 'email_change_token_new' && token.type !== 'email_change_token_current';
+    // Likewise a phone code sent for sign-in proves only the number it went to.
+    const ownPhone = phone !== null && token.type === 'confirmation_token';
+    if (
+      !user ||
+      (ownAddress && token.relatesTo !== user.email) ||
+      (ownPhone && token.relatesTo !== (user.phone ?? ''))
+    ) {
       await countHits(tx, limits);
       return null;
     }
