@@ -52,6 +52,12 @@ const MATRIX: Record<string, Record<Op, Expected[]>> = {
     update: /*               */ ['denied', 'denied', 'denied', 'denied', 'denied', 'denied'],
     delete: /*               */ ['denied', 'denied', 'denied', 'denied', 'denied', 'denied'],
   },
+  audit_events: {
+    select: /*               */ ['denied', 'empty', 'empty', 'empty', 'rows', 'rows'],
+    insert: /*               */ ['denied', 'denied', 'denied', 'denied', 'denied', 'denied'],
+    update: /*               */ ['denied', 'denied', 'denied', 'denied', 'denied', 'denied'],
+    delete: /*               */ ['denied', 'denied', 'denied', 'denied', 'denied', 'denied'],
+  },
   subscriptions: {
     select: /*               */ ['denied', 'empty', 'rows', 'rows', 'rows', 'rows'],
     insert: /*               */ ['denied', 'denied', 'denied', 'denied', 'denied', 'denied'],
@@ -124,6 +130,14 @@ function statement(table: string, op: Op, w: World): [string, unknown[]] {
     case 'activity_events.update':
       return [`update ${t} set action = 'forged' where workspace_id = $1`, [ws]];
     case 'activity_events.delete':
+      return [`delete from ${t} where workspace_id = $1`, [ws]];
+    case 'audit_events.select':
+      return [`select id from ${t} where workspace_id = $1`, [ws]];
+    case 'audit_events.insert':
+      return [`insert into ${t} (actor_type, workspace_id, action) values ('user', $1, 'forged')`, [ws]];
+    case 'audit_events.update':
+      return [`update ${t} set action = 'forged' where workspace_id = $1`, [ws]];
+    case 'audit_events.delete':
       return [`delete from ${t} where workspace_id = $1`, [ws]];
     case 'subscriptions.select':
       return [`select workspace_id from ${t} where workspace_id = $1`, [ws]];

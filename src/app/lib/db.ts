@@ -1,5 +1,6 @@
 // In charge of running database work for pages and server actions as the signed-in user, under
 // row-level security, and of turning database refusals into messages a person can act on.
+import { auditSettings } from '@/app/lib/audit-context';
 import { withRls, type Tx } from '@/server/db/transactions';
 import { getRuntime } from '@/server/runtime';
 import { notFound, redirect } from 'next/navigation';
@@ -12,8 +13,9 @@ import {
   type WorkspaceAccess,
 } from '@/app/lib/queries/workspaces';
 
-export function asUser<T>(user: SignedIn, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return withRls(getRuntime().pool, user.claims, fn);
+export async function asUser<T>(user: SignedIn, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  // The request's address and user agent ride along for the audit log's workspace triggers.
+  return withRls(getRuntime().pool, user.claims, fn, { settings: await auditSettings() });
 }
 
 const GENERIC = 'Something went wrong; nothing was changed. Try again.';

@@ -1,6 +1,7 @@
 // In charge of the signed-in user for pages and server actions: reads the session cookie, checks
 // the access token, and stores or clears sessions. Refreshing needs to write cookies, which pages
 // cannot do, so a page whose token is about to expire bounces through /session/refresh.
+import { auditedIdentity } from '@/app/lib/audit-context';
 import { cookies } from 'next/headers';
 import { redirect } from 'next/navigation';
 import type { Claims } from '@/server/db/transactions';
@@ -31,7 +32,7 @@ function services() {
   const runtime = getRuntime();
   if (!runtime.identity || !runtime.signer)
     throw new Error('The identity service is not running in this process');
-  return { ...runtime, identity: runtime.identity, signer: runtime.signer };
+  return { ...runtime, identity: auditedIdentity(runtime.identity), signer: runtime.signer };
 }
 
 export async function readStoredSession(): Promise<StoredSession | null> {

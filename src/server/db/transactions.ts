@@ -141,11 +141,12 @@ export function withRls<T>(
   pool: Pool,
   claims: Claims,
   fn: (tx: Tx) => Promise<T>,
-  options: { readOnly?: boolean } = {},
+  options: { readOnly?: boolean; settings?: readonly (readonly [string, string])[] } = {},
 ): Promise<T> {
   if (!REQUEST_ROLES.includes(claims.role)) {
     return Promise.reject(new Error(`Refusing to run as unknown role ${String(claims.role)}`));
   }
+  const extra = options.settings ?? [];
   return inTransaction(
     pool,
     async (tx) => {
@@ -155,7 +156,9 @@ export function withRls<T>(
       await tx.query(
         callerSetupText(
           `select set_config('request.jwt.claims', $1, true), set_config('role', $2, true),
-                  set_config('transaction_read_only', $3, true), set_config('statement_timeout', $4, true)`,
+                  set_config('transaction_read_only', $3, true), set_config('statement_timeout', $4, true)` +
+            // (request settings such as the audit log's client address ride in the same statement)
+            extra.map((_, i) => `, set_config($${5 + 2 * i}, $${6 + 2 * i}, true)`).join(''),
           claims,
         ),
         [
@@ -163,6 +166,7 @@ export function withRls<T>(
           claims.role,
           options.readOnly ? 'on' : 'off',
           String(statementTimeoutOf(pool)),
+          ...extra.flat(),
         ],
       );
     },

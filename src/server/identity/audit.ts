@@ -33,11 +33,17 @@ export interface AccountEvent {
   context?: SessionContext;
 }
 
+// Shared through globalThis: the identity routes and the separately bundled web pages (whose
+// server actions call the identity service) must use one store.
+const STORE_KEY = Symbol.for('tenantry.audit-request');
+
 /**
  * The request being served, for flows that are not handed its address and user agent: the identity
- * routes run each request inside it.
+ * routes and the web app's calls into the identity service run inside it.
  */
-export const auditRequest = new AsyncLocalStorage<SessionContext>();
+export const auditRequest: AsyncLocalStorage<SessionContext> = ((
+  globalThis as Record<symbol, AsyncLocalStorage<SessionContext> | undefined>
+)[STORE_KEY] ??= new AsyncLocalStorage<SessionContext>());
 
 /** The INSERT for one line; for flows that add it to a statement of their own. */
 export function auditInsert(event: AccountEvent, firstParameter = 1): { text: string; values: unknown[] } {

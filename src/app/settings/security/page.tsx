@@ -11,6 +11,7 @@ import { AddPasskeyButton } from '@/app/components/passkey-buttons';
 import { requireUser, services } from '@/app/lib/session';
 import { NewRecoveryCodes, TwoStepSettings } from '@/app/settings/security/security-forms';
 import { PasskeyList } from '@/app/settings/security/passkey-list';
+import { RecentSecurityActivity } from '@/app/settings/security/recent-activity';
 import { SessionsList } from '@/app/settings/security/sessions-list';
 
 export const dynamic = 'force-dynamic';
@@ -94,6 +95,7 @@ export default async function SecurityPage() {
             <SessionsList sessions={sessions} total={total} />
           </CardContent>
         </Card>
+        <RecentSecurityActivity user={user} />
       </div>
     </>
   );
