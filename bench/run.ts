@@ -29,6 +29,7 @@ const { loadBenchmarks } = await import('./load.js');
 const { hostileBenchmarks } = await import('./hostile.js');
 const { storageBenchmarks } = await import('./storage.js');
 const { realtimeBenchmarks } = await import('./realtime.js');
+const { realtimeFairnessBenchmarks } = await import('./realtime-fairness.js');
 
 const suites: [name: string, title: string, run: (db: BenchDatabase) => Promise<BenchRow[]>][] = [
   ['identity', 'identity: refresh and sign-in throughput…', identityBenchmarks],
@@ -42,6 +43,11 @@ const suites: [name: string, title: string, run: (db: BenchDatabase) => Promise<
     'realtime',
     'realtime: postgres_changes latency and fan-out under RLS, 1,000 subscribers…',
     realtimeBenchmarks,
+  ],
+  [
+    'realtime-fairness',
+    "realtime-fairness: another workspace's broadcast while one floods…",
+    realtimeFairnessBenchmarks,
   ],
 ];
 const named = args.filter((a) => !a.startsWith('--'));

@@ -112,6 +112,8 @@ export interface AuthSmsConfig {
   perNumberPerHour: number;
   /** messages per hour asked from one client address (RATE_LIMIT_SMS_PER_ADDRESS) */
   perAddressPerHour: number;
+  /** seconds between two challenges of one phone factor (MFA_PHONE_MAX_FREQUENCY) */
+  mfaPhoneMaxFrequencySeconds: number;
 }
 
 export interface Config {
@@ -594,6 +596,7 @@ const envSchema = z.object({
   RATE_LIMIT_SMS_PER_ADDRESS: positiveInt.default(30),
   BILLING_PLANS: z
     .string()
+  MFA_PHONE_MAX_FREQUENCY: durationSeconds.pipe(z.number().max(3600)).default(5),
     .transform((raw, ctx) => {
       try {
         return JSON.parse(raw) as unknown;
@@ -1237,3 +1240,4 @@ function smsConfig(e: z.infer<typeof envSchema>, mode: Mode): AuthSmsConfig {
     perAddressPerHour: e.RATE_LIMIT_SMS_PER_ADDRESS,
   };
 }
+    mfaPhoneMaxFrequencySeconds: e.MFA_PHONE_MAX_FREQUENCY,

@@ -3,7 +3,7 @@
 // through), every broadcast still reaches every reader, and each topic's order is kept.
 import { expect, test } from 'vitest';
 import type { Broadcast } from '../../src/server/realtime/broadcast.js';
-import { FANOUT_QUANTUM, FairFanout } from '../../src/server/realtime/fanout.js';
+import { FANOUT_MAX_PENDING, FANOUT_QUANTUM, FairFanout } from '../../src/server/realtime/fanout.js';
 import { topicKey, Topics, type Channel, type ChannelSocket } from '../../src/server/realtime/topics.js';
 
 const A = 'workspace:6f1c1b9e-0000-4000-8000-00000000000a';
@@ -74,4 +74,26 @@ test("a flood on one workspace does not hold up another workspace's broadcast", 
       .map((s) => (JSON.parse(s.frame) as { payload: { payload: { n: number } } }).payload.payload.n);
     expect(order).toEqual([...Array(flood).keys()]);
   }
+});
+
+test('a queue holds a bounded number of broadcasts: past it the sender is told, other queues go on', async () => {
+  sent.length = 0;
+  const topics = new Topics();
+  readers(topics, A, 2, 0);
+  readers(topics, B, 1, 100);
+  const fanout = new FairFanout(topics);
+  const overflowed: (Channel | null)[] = [];
+  fanout.overflow = (from) => overflowed.push(from);
+  const extra = 5;
+  const total = FANOUT_MAX_PENDING + FANOUT_QUANTUM + extra;
+  for (let n = 0; n < total; n += 1) {
+    fanout.deliver(topicKey(false, `realtime:${A}`), message(A, n), null);
+  }
+  expect(fanout.pending()).toBe(FANOUT_MAX_PENDING);
+  fanout.deliver(topicKey(false, `realtime:${B}`), message(B, 0), null);
+  expect(overflowed.length).toBeGreaterThanOrEqual(extra);
+  await drained(fanout);
+  expect(sent.filter((s) => s.socket === 100)).toHaveLength(1);
+  // What was taken was delivered; what was not never was.
+  expect(sent.filter((s) => s.socket === 0)).toHaveLength(total - overflowed.length);
 });

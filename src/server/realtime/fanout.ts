@@ -2,7 +2,8 @@
 // workspace (per topic outside workspaces) and the queues are served in turns of a few sends each,
 // yielding to the event loop between batches. One workspace's flood then waits behind itself,
 // never in front of another workspace's next message. Order within a queue is kept, so a topic's
-// broadcasts arrive in the order they were sent.
+// broadcasts arrive in the order they were sent. A queue is bounded: past its bound, the sender's
+// channel is closed as one over its rate, rather than the process holding what it cannot send.
 import { encodeBroadcast, type Vsn } from './protocol.js';
 import type { Broadcast } from './broadcast.js';
 import { workspaceOfTopic } from './quotas.js';
@@ -12,6 +13,11 @@ import type { Channel, Topics } from './topics.js';
 export const FANOUT_QUANTUM = 32;
 /** Sends per event-loop turn before yielding (to read sockets, answer heartbeats). */
 export const FANOUT_BATCH = 512;
+/**
+ * Broadcasts one queue may hold: a workspace sending faster than its readers can be served
+ * (within its rate) waits on itself up to here; the process does not buffer more for it.
+ */
+export const FANOUT_MAX_PENDING = 1000;
 
 interface Job {
   broadcast: Broadcast;
@@ -34,6 +40,8 @@ export class FairFanout {
   private directReset = false;
   /** frames handed to sockets, for the metrics */
   sent = 0;
+  /** a broadcast its queue had no room for: the sender (null when relayed) is told to stop */
+  overflow: (from: Channel | null) => void = () => undefined;
 
   constructor(private readonly topics: Topics) {}
 
@@ -56,6 +64,7 @@ export class FairFanout {
     }
     const queueKey = fairnessKey(key, broadcast);
     const queue = this.queues.get(queueKey);
+    if (queue && queue.length >= FANOUT_MAX_PENDING) return this.overflow(from);
     if (queue) queue.push(job);
     else this.queues.set(queueKey, [job]);
     this.schedule();

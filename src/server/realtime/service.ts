@@ -132,6 +132,12 @@ export function createRealtime(deps: RealtimeDeps) {
     stats,
   });
   const fanout = new FairFanout(channels.topics);
+  // A workspace whose queue is full has the sending channel closed, as one over its rate; a
+  // relayed broadcast (no sender here) is dropped and counted. Every channel's socket is a Connection.
+  fanout.overflow = (from) => {
+    if (from) channels.shutDown(from.socket as Connection, from, 'Too many messages per second');
+    else stats.refused('Too many messages per second');
+  };
   const relay: Relay = new Relay(deps.pool, config.jwtSecret, watch, logger, (key, broadcast) =>
     fanout.deliver(key, broadcast, null),
   );
