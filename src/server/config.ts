@@ -594,9 +594,9 @@ const envSchema = z.object({
   RATE_LIMIT_SMS_SENT: positiveInt.default(30),
   RATE_LIMIT_SMS_PER_NUMBER: positiveInt.default(10),
   RATE_LIMIT_SMS_PER_ADDRESS: positiveInt.default(30),
+  MFA_PHONE_MAX_FREQUENCY: durationSeconds.pipe(z.number().max(3600)).default(5),
   BILLING_PLANS: z
     .string()
-  MFA_PHONE_MAX_FREQUENCY: durationSeconds.pipe(z.number().max(3600)).default(5),
     .transform((raw, ctx) => {
       try {
         return JSON.parse(raw) as unknown;
