@@ -140,6 +140,7 @@ export const enrollFactorBody = z.object({
   factor_type: z.string().max(32).nullish(),
   friendly_name: z.string().max(100, 'friendly_name must be at most 100 characters').nullish(),
   issuer: z.string().max(100, 'issuer must be at most 100 characters').nullish(),
+  phone: z.string().max(32, 'phone must be at most 32 characters').nullish(),
 });
 // auth-js sends a WebAuthn factor's rpId and rpOrigins with the challenge; the server's own
 // relying party (WEBAUTHN_RP_*) decides, as GoTrue's does, so they are read and not used.

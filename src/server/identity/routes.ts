@@ -511,6 +511,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
         factorType: input.factor_type ?? '',
         friendlyName: input.friendly_name ?? undefined,
         issuer: input.issuer ?? undefined,
+        phone: input.phone ?? undefined,
       }),
     );
   });
@@ -519,8 +520,14 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     const claims = requireNamedUser(c.get('caller'));
     const id = factorIdParam(c.req.param('factorId'));
     const input = parseWith(challengeFactorBody, await readJsonBody(c.req.raw));
-    if (input?.channel) throw errors.validation('channel is only for phone factors');
-    return c.json(await service.challengeFactor(claims, id, requestContext(c, deps.trustProxy).ip));
+    return c.json(
+      await service.challengeFactor(
+        claims,
+        id,
+        requestContext(c, deps.trustProxy).ip,
+        input?.channel ?? null,
+      ),
+    );
   });
 
   app.post('/factors/:factorId/verify', async (c) => {

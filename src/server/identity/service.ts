@@ -86,6 +86,7 @@ export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner
       unverifiedFactorExpirySeconds: 300,
       webauthnEnroll: config.webauthn.mfaEnrollEnabled,
       webauthnVerify: config.webauthn.mfaVerifyEnabled,
+      phoneMaxFrequencySeconds: config.authSms.mfaPhoneMaxFrequencySeconds,
     },
     passkeys: {
       enabled: config.webauthn.passkeysEnabled,
@@ -323,8 +324,8 @@ export class IdentityService {
     return mfa.enroll(this.deps, claims, input);
   }
 
-  challengeFactor(claims: AccessTokenClaims, factorId: string, ip: string | null) {
-    return mfa.challenge(this.deps, claims, factorId, ip);
+  challengeFactor(claims: AccessTokenClaims, factorId: string, ip: string | null, channel?: string | null) {
+    return mfa.challenge(this.deps, claims, factorId, ip, channel);
   }
 
   verifyFactor(claims: AccessTokenClaims, factorId: string, input: mfa.VerifyInput): Promise<TokenResponse> {

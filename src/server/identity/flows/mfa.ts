@@ -20,7 +20,16 @@ import { countHits, limitsReached, type Limit } from '../rate-limit.js';
 import { hashRefreshToken, newRefreshToken } from '../refresh-tokens.js';
 import { findUserById, isBanned } from '../users.js';
 import { requireLiveUser, tokenResponse, type IdentityDeps, type TokenResponse } from './context.js';
+import {
+  clearForPhoneEnrolment,
+  createPhoneFactor,
+  phoneChallenge,
+  phoneFactorErrors,
+  phoneVerify,
+} from './mfa-phone.js';
 import { webauthnChallenge, webauthnVerify, type WebAuthnAnswer } from './mfa-webauthn.js';
+import { normalizePhone } from '../phone-numbers.js';
+import { readChannel } from '../sms/phone-codes.js';
 
 export interface MfaSettings {
   keys: MfaKeys;
@@ -37,6 +46,8 @@ export interface MfaSettings {
   /** factor_type webauthn may be enrolled (MFA_WEBAUTHN_ENROLL_ENABLED) and challenged or verified (_VERIFY_ENABLED) */
   webauthnEnroll: boolean;
   webauthnVerify: boolean;
+  /** seconds between two challenges of one phone factor (MFA_PHONE_MAX_FREQUENCY) */
+  phoneMaxFrequencySeconds: number;
 }
 
 /** The amr method of a session raised to aal2 by a recovery code. */
@@ -51,6 +62,8 @@ export interface FactorRow {
   factor_type: string;
   status: 'verified' | 'unverified';
   secret: string | null;
+  /** a phone factor's number (E.164 digits) */
+  phone?: string | null;
   web_authn_credential_id: Buffer | null;
   web_authn_public_key: Buffer | null;
   web_authn_sign_count: string | null;
@@ -124,18 +137,24 @@ export interface EnrollInput {
   factorType: string;
   friendlyName?: string | undefined;
   issuer?: string | undefined;
+  /** a phone factor's number, as sent */
+  phone?: string | undefined;
 }
 
 /** POST /factors: a new unverified TOTP factor; the secret is shown now and never again. */
 export async function enroll(deps: IdentityDeps, claims: AccessTokenClaims, input: EnrollInput) {
+  let phone: string | null = null;
   if (input.factorType === 'phone') {
-    throw authError(422, 'mfa_phone_enroll_not_enabled', 'MFA enroll is disabled for Phone');
+    // Phone factors need a way to send their codes (SMS_PROVIDER).
+    if (!deps.phone.sender) throw phoneFactorErrors.enrollDisabled();
+    if (!input.phone) throw errors.validation('Phone number required to enroll Phone factor');
+    phone = normalizePhone(input.phone);
   }
   if (input.factorType === 'webauthn' && !deps.mfa.webauthnEnroll) {
     throw authError(422, 'mfa_webauthn_enroll_not_enabled', 'MFA enroll is disabled for WebAuthn');
   }
-  if (input.factorType !== 'totp' && input.factorType !== 'webauthn') {
-    throw errors.validation('factor_type needs to be totp or webauthn');
+  if (input.factorType !== 'totp' && input.factorType !== 'webauthn' && input.factorType !== 'phone') {
+    throw errors.validation('factor_type needs to be totp, phone or webauthn');
   }
   const settings = deps.mfa;
   const friendlyName = input.friendlyName ?? '';
@@ -148,6 +167,7 @@ export async function enroll(deps: IdentityDeps, claims: AccessTokenClaims, inpu
          and created_at < now() - make_interval(secs => $2)`,
       [user.id, settings.unverifiedFactorExpirySeconds],
     );
+    if (phone) await clearForPhoneEnrolment(tx, user.id, phone);
     const existing = await tx.query<{ friendly_name: string | null; status: string }>(
       'select friendly_name, status from auth.mfa_factors where user_id = $1',
       [user.id],
@@ -170,6 +190,7 @@ export async function enroll(deps: IdentityDeps, claims: AccessTokenClaims, inpu
     if (hasVerified && (await sessionAal(tx, claims.session_id)) !== 'aal2') {
       throw mfaErrors.insufficientAal(403, 'AAL2 required to enroll a new factor');
     }
+    if (phone) return createPhoneFactor(tx, user.id, phone, friendlyName);
     if (input.factorType === 'webauthn') {
       // Its credential comes with the first challenge and verification (mfa-webauthn.ts).
       const created = await tx.query<{ id: string }>(
@@ -213,10 +234,14 @@ export async function challenge(
   claims: AccessTokenClaims,
   factorId: string,
   ip: string | null,
+  channel?: string | null,
 ) {
   return withService(deps.pool, async (tx) => {
     await requireLiveUser(tx, claims);
     const factor = await ownedFactor(tx, claims.sub, factorId);
+    if (factor.factor_type === 'phone')
+      return phoneChallenge(deps, tx, factor, ip, readChannel(deps.phone, channel));
+    if (channel) throw errors.validation('channel is only for phone factors');
     if (factor.factor_type === 'webauthn') return webauthnChallenge(deps, tx, factor, ip);
     const created = await tx.query<{ id: string; created_at: Date }>(
       'insert into auth.mfa_challenges (factor_id, ip_address) values ($1, $2::inet) returning id, created_at',
@@ -264,6 +289,8 @@ export async function verify(
     [factorId, claims.sub],
   );
   if (kind.rows[0]?.factor_type === 'webauthn') return webauthnVerify(deps, claims, factorId, input);
+  if (!input.code) throw errors.validation('Code needs to be non-empty');
+  if (kind.rows[0]?.factor_type === 'phone') return phoneVerify(deps, claims, factorId, input);
   if (!input.code) throw errors.validation('Code needs to be non-empty');
   const limit = failureLimit(deps, `mfa:factor:${factorId}`);
   // A refusal must still commit what it counted, so failures are returned, not thrown, in here.
