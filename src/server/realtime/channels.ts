@@ -13,10 +13,12 @@ import type { Logger } from '../logger.js';
 import { callerOfToken, type RealtimeCaller } from './auth.js';
 import { permissionsFor, requireActiveCaller, type Permissions } from './authorization.js';
 import type { Broadcast } from './broadcast.js';
+import type { StoredBroadcasts } from './messages.js';
 import { parseBindings, type PostgresChanges, type PostgresChangesAnswer } from './postgres-changes.js';
 import { Presence } from './presence.js';
 import { isRecord, type BroadcastPush, type Message } from './protocol.js';
 import { Quotas, TOO_MANY_JOINS, TOO_MANY_MESSAGES } from './quotas.js';
+import { replayRequest } from './replay.js';
 import type { RealtimeStats } from './stats.js';
 import { topicKey, Topics, type Channel, type ChannelSocket } from './topics.js';
 
@@ -54,6 +56,8 @@ export interface ChannelDeps {
   publish: (key: string, broadcast: Broadcast, from: Channel | null) => void;
   /** counts refusals for the metrics */
   stats?: RealtimeStats;
+  /** broadcasts stored in realtime.messages (realtime.send) and their replay */
+  stored?: StoredBroadcasts;
 }
 
 /** Supabase's FlexibleBoolean: true, "true", 1 and the like. */
@@ -212,10 +216,9 @@ export class Channels {
     const bindings = parseBindings(config.postgres_changes);
     if (bindings === null)
       return fail('Malformed postgres_changes: a list of {event, schema, table?, filter?}');
-    if (isRecord(broadcastConfig.replay)) {
-      return fail('UnableToReplayMessages: replay of broadcasts is not available on this server');
-    }
     const isPrivate = flag(config.private);
+    const replay = replayRequest(broadcastConfig, isPrivate);
+    if ('refusal' in replay) return fail(replay.refusal);
     const previous = owner.channels.get(topic);
     if (!previous && owner.channels.size >= this.deps.limits.maxChannelsPerSocket) {
       return fail('ChannelRateLimitReached: Too many channels');
@@ -273,6 +276,8 @@ export class Channels {
     owner.channels.set(topic, channel);
     this.topics.add(channel);
     this.armExpiry(owner, channel);
+    // Stored broadcasts are followed from before the answer; a replay is sent right after it.
+    const startStored = await this.deps.stored?.attach(channel, replay.replay);
     let changes: PostgresChangesAnswer;
     try {
       changes = await this.deps.postgresChanges.subscribe(channel, bindings);
@@ -297,6 +302,7 @@ export class Channels {
       });
     }
     changes.start?.();
+    startStored?.();
     // Phoenix Presence holds every diff until the state arrives: it always follows the join.
     if (flag(presenceConfig.enabled) && (!isPrivate || permissions.readPresence)) {
       owner.push({

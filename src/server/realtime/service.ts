@@ -16,7 +16,7 @@ import type { ProjectKeys } from '../identity/caller.js';
 import type { Logger } from '../logger.js';
 import { callerOfKey } from './auth.js';
 import type { Broadcast } from './broadcast.js';
-import { Channels } from './channels.js';
+import { Channels, type ChannelDeps } from './channels.js';
 import { ChangeFeed } from './changes.js';
 import { FairFanout } from './fanout.js';
 import { AddressCounter } from './limits.js';
@@ -24,6 +24,7 @@ import { unservedPostgresChanges, type PostgresChanges } from './postgres-change
 import { parseVsn } from './protocol.js';
 import { createRestHandler, REALTIME_API_PATH } from './rest.js';
 import { Relay, type RelayWatch } from './relay.js';
+import { StoredBroadcasts } from './messages.js';
 import { Connection } from './socket.js';
 import { RealtimeStats } from './stats.js';
 import type { Channel } from './topics.js';
@@ -121,7 +122,7 @@ export function createRealtime(deps: RealtimeDeps) {
         })
       : null;
   const postgresChanges = deps.postgresChanges ?? feed ?? unservedPostgresChanges;
-  const channels = new Channels({
+  const channelDeps: ChannelDeps = {
     pool: deps.pool,
     keys: deps.keys,
     signer: deps.signer,
@@ -130,7 +131,18 @@ export function createRealtime(deps: RealtimeDeps) {
     logger,
     publish,
     stats,
+  };
+  const channels = new Channels(channelDeps);
+  // Broadcasts stored by realtime.send: every instance with channels reads them itself, on the
+  // same poll as database changes (decision 0084), so they need no relay between instances.
+  const stored = new StoredBroadcasts({
+    pool: deps.pool,
+    logger,
+    topics: channels.topics,
+    pollMs: limits.changesPollMs,
+    retentionMs: limits.messagesRetentionMs,
   });
+  channelDeps.stored = stored;
   const fanout = new FairFanout(channels.topics);
   // A workspace whose queue is full has the sending channel closed, as one over its rate; a
   // relayed broadcast (no sender here) is dropped and counted. Every channel's socket is a Connection.
@@ -275,6 +287,7 @@ export function createRealtime(deps: RealtimeDeps) {
       await Promise.all(gone);
       wss.close();
       await feed?.close();
+      await stored.close();
       // The other instances forget this one's presence now rather than when it falls silent.
       relay.publishPresence({ t: 'p', op: 'bye' });
       await relay.close();
