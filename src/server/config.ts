@@ -244,6 +244,8 @@ export interface RealtimeConfig {
   maxRecordBytes: number;
   /** REALTIME_CHANGES_POLL_MS: how often an instance with subscribers reads new database changes */
   changesPollMs: number;
+  /** REALTIME_MESSAGES_RETENTION_MS: how long broadcasts stored by realtime.send are kept (for replay) */
+  messagesRetentionMs: number;
   /** REALTIME_MAX_CONNECTIONS_PER_USER: sockets with a channel joined as one user (anonymous callers by address) */
   maxConnectionsPerUser: number;
   /** REALTIME_MAX_CONNECTIONS_PER_WORKSPACE: sockets with a channel on one workspace's topics */
@@ -658,6 +660,10 @@ const envSchema = z.object({
     .max(100 * 1024 * 1024)
     .default(1024 * 1024),
   REALTIME_CHANGES_POLL_MS: positiveInt.min(10).max(10_000).default(50),
+  REALTIME_MESSAGES_RETENTION_MS: positiveInt
+    .min(1000)
+    .max(30 * 24 * 3_600_000)
+    .default(72 * 3_600_000),
   REALTIME_MAX_CONNECTIONS_PER_USER: positiveInt.max(100_000).default(100),
   REALTIME_MAX_CONNECTIONS_PER_WORKSPACE: positiveInt.max(1_000_000).default(1000),
   REALTIME_MAX_JOINS_PER_SECOND_PER_USER: positiveInt.max(100_000).default(100),
@@ -1108,6 +1114,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       changesRetentionMs: e.REALTIME_CHANGES_RETENTION_MS,
       maxRecordBytes: e.REALTIME_MAX_RECORD_BYTES,
       changesPollMs: e.REALTIME_CHANGES_POLL_MS,
+      messagesRetentionMs: e.REALTIME_MESSAGES_RETENTION_MS,
       maxConnectionsPerUser: e.REALTIME_MAX_CONNECTIONS_PER_USER,
       maxConnectionsPerWorkspace: e.REALTIME_MAX_CONNECTIONS_PER_WORKSPACE,
       maxJoinsPerSecondPerUser: e.REALTIME_MAX_JOINS_PER_SECOND_PER_USER,
