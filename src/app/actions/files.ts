@@ -16,6 +16,7 @@ import { idField, slugField } from '@/app/lib/fields';
 import { flash } from '@/app/lib/flash';
 import { currentUser, type SignedIn } from '@/app/lib/session';
 import { isStorageError } from '@/server/storage/errors';
+import { count } from '@/server/text/counts';
 
 /** Where the browser sends one file, or why it may not. */
 export type PreparedUpload = { ok: true; url: string; path: string } | { ok: false; error: string };
@@ -206,7 +207,7 @@ export async function projectUploadsDone(slug: string, projectId: string, added:
   const back = `/w/${input.data.slug}/projects/${input.data.project_id}`;
   await signedIn(back);
   if (input.data.added > 0) {
-    await flash('notice', input.data.added === 1 ? 'File added' : `${input.data.added} files added`);
+    await flash('notice', input.data.added === 1 ? 'File added' : `${count(input.data.added, 'file')} added`);
   }
   redirect(back);
 }

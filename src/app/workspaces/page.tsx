@@ -12,11 +12,10 @@ import { CreateWorkspaceForm } from '@/app/workspaces/create-workspace-form';
 import { pageRequest } from '@/app/lib/paging';
 import { myLockedWorkspaces, myWorkspacesPage } from '@/app/lib/queries/workspaces';
 import { requireUser } from '@/app/lib/session';
+import { count } from '@/server/text/counts';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Workspaces' };
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export default async function WorkspacesPage({
   searchParams,
@@ -114,11 +113,11 @@ export default async function WorkspacesPage({
                 <span className="mt-4 flex items-center gap-4 text-sm text-muted-foreground">
                   <span className="inline-flex items-center gap-1.5">
                     <Users className="size-4" aria-hidden="true" />
-                    {plural(w.members, 'member')}
+                    {count(w.members, 'member')}
                   </span>
                   <span className="inline-flex items-center gap-1.5">
                     <FolderKanban className="size-4" aria-hidden="true" />
-                    {plural(w.projects, 'project')}
+                    {count(w.projects, 'project')}
                   </span>
                   <ArrowRight
                     className="ml-auto size-4 opacity-0 transition-opacity group-hover:opacity-100"

@@ -4,6 +4,7 @@
 // the one-click unsubscribe link and headers (RFC 8058). People are named one way throughout: by
 // display name, else by e-mail address, and the reader as "you". Pure: data in, message out.
 import { renderDigestHtml } from './digest-mail.js';
+import { count } from '../text/counts.js';
 
 export interface DigestItem {
   action: string;
@@ -69,9 +70,7 @@ export function actionLabel(action: string): string {
 }
 
 /** "1 update", "2 updates"; `several` for nouns whose plural is not the noun plus s. */
-export function plural(n: number, one: string, several = `${one}s`): string {
-  return `${n.toLocaleString('en-US')} ${n === 1 ? one : several}`;
-}
+export const plural = count;
 
 /** "2 projects created" where the kind is known, "3 changes: billing plan changed" otherwise. */
 export function countPhrase(action: string, n: number): string {

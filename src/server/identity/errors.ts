@@ -5,6 +5,7 @@ import type { Reply } from '../http/reply.js';
 import { databaseUnavailable, isDatabaseUnavailable } from '../http/unavailable.js';
 import type { Logger } from '../logger.js';
 import { metadataRefusal } from './metadata-bound.js';
+import { count } from '../text/counts.js';
 
 /** OAuth-style category for the spec's `error` field; GoTrue's own code goes in `error_code`. */
 const OAUTH_ERROR: Record<string, string> = {
@@ -138,7 +139,7 @@ export const errors = {
     authError(
       429,
       'over_request_rate_limit',
-      `Too many sign-in attempts; try again in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}`,
+      `Too many sign-in attempts; try again in ${count(retryAfterSeconds, 'second')}`,
       { 'Retry-After': String(retryAfterSeconds) },
     ),
 };

@@ -9,6 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MailLayout, MailNote, MailParagraph, renderMailHtml } from '../mail/layout.js';
+import { count } from '../text/counts.js';
 
 export const AUTH_MAIL_KINDS = [
   'confirmation',
@@ -276,8 +277,7 @@ export function loadAuthMailTemplates(dir?: string): AuthMailTemplates {
 
 /** "1 hour", "30 minutes", "90 seconds": how long a link works, for the e-mail's words. */
 export function describeDuration(seconds: number): string {
-  const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-  if (seconds % 3600 === 0) return unit(seconds / 3600, 'hour');
-  if (seconds % 60 === 0) return unit(seconds / 60, 'minute');
-  return unit(seconds, 'second');
+  if (seconds % 3600 === 0) return count(seconds / 3600, 'hour');
+  if (seconds % 60 === 0) return count(seconds / 60, 'minute');
+  return count(seconds, 'second');
 }

@@ -7,6 +7,7 @@ import type { Pool } from '@/server/db/pool';
 import { LOGO_SRC, logoDataUrl } from '@/server/mail/logo';
 import { materializeMail, type MailBrand } from '@/server/mail/materialize';
 import { recentMail } from '@/server/mail/outbox';
+import { count } from '@/server/text/counts';
 import { PageHeader } from '@/app/components/page-header';
 import { Badge } from '@/app/components/ui/badge';
 
@@ -61,9 +62,11 @@ export async function Mailbox({
             {smtpConfigured
               ? 'SMTP is configured: these messages are also delivered.'
               : 'No SMTP_URL is set, so e-mails stay here instead of being sent.'}{' '}
-            {messages.length === 1
-              ? 'The one message of the outbox.'
-              : `The newest ${messages.length} messages of the outbox.`}
+            {messages.length === 0
+              ? 'The outbox is empty.'
+              : messages.length === 1
+                ? 'The one message of the outbox.'
+                : `The newest ${count(messages.length, 'message')} of the outbox.`}
           </>
         }
       />

@@ -20,6 +20,7 @@ import { listProjects } from '@/app/lib/queries/projects';
 import { workspaceTitle } from '@/app/lib/titles';
 import { CreateProjectForm } from '@/app/w/[slug]/_components/create-project-form';
 import { ProjectActions } from '@/app/w/[slug]/_components/project-actions';
+import { count } from '@/server/text/counts';
 
 export const dynamic = 'force-dynamic';
 
@@ -63,10 +64,10 @@ export default async function WorkspacePage({ params, searchParams }: Props) {
             <CardTitle id="projects">Projects</CardTitle>
             <CardDescription>
               {projectsAsked.q
-                ? `${total} project${total === 1 ? '' : 's'} matching “${projectsAsked.q}”, newest first.`
+                ? `${count(total, 'project')} matching “${projectsAsked.q}”, newest first.`
                 : total === 0
                   ? 'Nothing here yet.'
-                  : `${total} project${total === 1 ? '' : 's'}, newest first.`}
+                  : `${count(total, 'project')}, newest first.`}
               {canEdit ? ' Two projects may share a name.' : ''}
             </CardDescription>
           </CardHeader>

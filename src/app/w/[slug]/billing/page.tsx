@@ -14,6 +14,7 @@ import { billingState } from '@/app/lib/queries/billing';
 import { workspaceTitle } from '@/app/lib/titles';
 import { PortalButton, UpgradeButton } from '@/app/w/[slug]/billing/billing-buttons';
 import { getRuntime } from '@/server/runtime';
+import { count } from '@/server/text/counts';
 
 export const dynamic = 'force-dynamic';
 
@@ -78,11 +79,10 @@ function includedIn(plan: {
   projects: number | null;
   storageBytes?: number | null;
 }): string[] {
-  const count = (n: number | null, one: string, many: string) =>
-    n === null ? `Unlimited ${many}` : `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
+  const limit = (n: number | null, one: string) => (n === null ? `Unlimited ${one}s` : count(n, one));
   return [
-    count(plan.seats, 'seat', 'seats'),
-    count(plan.projects, 'project', 'projects'),
+    limit(plan.seats, 'seat'),
+    limit(plan.projects, 'project'),
     plan.storageBytes === undefined
       ? 'Unlimited files'
       : plan.storageBytes === null

@@ -14,6 +14,7 @@ import { requireWorkspace } from '@/app/lib/db';
 import { paged, pageRequest } from '@/app/lib/paging';
 import { allowedControls, invitableRoles, listInvitations, listMembers } from '@/app/lib/queries/members';
 import { workspaceTitle } from '@/app/lib/titles';
+import { count } from '@/server/text/counts';
 import {
   InvitationActions,
   InviteForm,
@@ -58,7 +59,7 @@ export default async function MembersPage({ params, searchParams }: Props) {
     <>
       <PageHeader
         title="Members"
-        description={`${memberPage.everyone} member${memberPage.everyone === 1 ? '' : 's'} of ${workspace.name}`}
+        description={`${count(memberPage.everyone, 'member')} of ${workspace.name}`}
       />
       <div className="grid grid-cols-1 gap-6">
         {manage ? (

@@ -11,6 +11,7 @@ import { APP_BUCKETS, uploadLimits } from '@/app/lib/files';
 import { listProjectFiles, projectById } from '@/app/lib/queries/project-files';
 import { workspaceTitle } from '@/app/lib/titles';
 import { ProjectFiles } from '@/app/w/[slug]/projects/[id]/project-files';
+import { count } from '@/server/text/counts';
 
 export const dynamic = 'force-dynamic';
 
@@ -54,7 +55,7 @@ export default async function ProjectPage({ params }: Params) {
           <CardDescription>
             {files.length === 0
               ? 'Nothing attached yet.'
-              : `${more ? 'The newest ' : ''}${files.length} file${files.length === 1 ? '' : 's'}, newest first.`}
+              : `${more ? 'The newest ' : ''}${count(files.length, 'file')}, newest first.`}
           </CardDescription>
         </CardHeader>
         <CardContent>

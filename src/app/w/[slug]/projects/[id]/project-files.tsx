@@ -16,6 +16,7 @@ import { Button } from '@/app/components/ui/button';
 import { cn } from '@/app/components/ui/cn';
 import { formatBytes, refusalFor, type UploadLimits } from '@/app/lib/file-checks';
 import { sendFile } from '@/app/lib/upload';
+import { count } from '@/server/text/counts';
 
 export interface ListedFile {
   name: string;
@@ -136,7 +137,9 @@ export function ProjectFiles({
     }
     if (added > 0) {
       router.refresh();
-      toast.success(<Outcome kind="notice" text={added === 1 ? 'File added' : `${added} files added`} />);
+      toast.success(
+        <Outcome kind="notice" text={added === 1 ? 'File added' : `${count(added, 'file')} added`} />,
+      );
     }
     if (failed > 0) {
       toast.error(
@@ -145,7 +148,7 @@ export function ProjectFiles({
           text={
             failed === 1
               ? 'A file was not added; see why beside it'
-              : `${failed} files were not added; see why beside them`
+              : `${count(failed, 'file')} were not added; see why beside them`
           }
         />,
       );
