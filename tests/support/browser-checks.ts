@@ -118,3 +118,65 @@ export async function inEveryLook(
     }
   }
 }
+
+/**
+ * axe-core's serious and critical violations with each of the page's menus open in turn (account
+ * menu, workspace switcher, role and action menus: every visible `aria-haspopup="menu"` trigger),
+ * named by the trigger's accessible name. A menu that hides the page from assistive technology
+ * while leaving it focusable shows up only here.
+ */
+export async function openMenuViolations(
+  page: Page,
+  whileOpen: (menu: string, index: number) => Promise<void> = async () => {},
+): Promise<{ menu: string; violations: AxeViolation[] }[]> {
+  const found: { menu: string; violations: AxeViolation[] }[] = [];
+  const triggers = page.locator('button[aria-haspopup="menu"]:visible');
+  const n = await triggers.count();
+  for (let i = 0; i < n; i++) {
+    const trigger = triggers.nth(i);
+    const menu = (await trigger.getAttribute('aria-label')) ?? ((await trigger.textContent()) ?? '').trim();
+    await trigger.click();
+    await page.locator('[role="menu"]').first().waitFor();
+    found.push({ menu, violations: await seriousViolations(page) });
+    await whileOpen(menu, i);
+    await page.keyboard.press('Escape');
+    await page.locator('[role="menu"]').first().waitFor({ state: 'detached' });
+  }
+  return found;
+}
+
+/**
+ * The padding below the last thing shown in each card on the page (its text, controls, images),
+ * in CSS pixels: a card whose list is empty must close as evenly as it opens.
+ */
+export async function cardBottomPadding(
+  page: Page,
+): Promise<{ card: string; top: number; bottom: number }[]> {
+  return page.evaluate(() => {
+    const visible = (e: Element) => {
+      const r = e.getBoundingClientRect();
+      const s = getComputedStyle(e);
+      return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none';
+    };
+    return [...document.querySelectorAll('section.rounded-lg.border')].filter(visible).map((card) => {
+      const box = card.getBoundingClientRect();
+      const leaves = [...card.querySelectorAll('*')].filter(
+        (e) =>
+          visible(e) &&
+          !e.closest('.sr-only') &&
+          (e.children.length === 0 || /^(INPUT|BUTTON|SELECT|TEXTAREA|IMG|SVG|P|A|LABEL)$/i.test(e.tagName)),
+      );
+      const top = Math.min(...leaves.map((e) => e.getBoundingClientRect().top));
+      const bottom = Math.max(...leaves.map((e) => e.getBoundingClientRect().bottom));
+      const border = parseFloat(getComputedStyle(card).borderBottomWidth) || 0;
+      return {
+        card:
+          card.getAttribute('aria-labelledby') ??
+          card.querySelector('h2,h3')?.textContent?.slice(0, 40) ??
+          'card',
+        top: Math.round(top - box.top - border),
+        bottom: Math.round(box.bottom - border - bottom),
+      };
+    });
+  });
+}

@@ -11,8 +11,9 @@ export function Card({ className, ...props }: ComponentProps<'section'>) {
   );
 }
 
+// A header alone (a card whose list is empty) closes the card with the padding it opened with.
 export function CardHeader({ className, ...props }: ComponentProps<'div'>) {
-  return <div className={cn('flex flex-col gap-1 px-5 pt-5 sm:px-6', className)} {...props} />;
+  return <div className={cn('flex flex-col gap-1 px-5 pt-5 last:pb-5 sm:px-6', className)} {...props} />;
 }
 
 export function CardTitle({ className, ...props }: ComponentProps<'h2'>) {

@@ -6,7 +6,13 @@ import { Check, Circle } from 'lucide-react';
 import type { ComponentProps } from 'react';
 import { cn } from '@/app/components/ui/cn';
 
-export const DropdownMenu = Menu.Root;
+// Not modal: a modal menu hides the rest of the page with aria-hidden while its links and buttons
+// stay focusable (axe's serious aria-hidden-focus). The menu still keeps focus while open (arrow
+// keys move, Escape closes it and returns focus to its button) and closes on a click outside.
+export function DropdownMenu(props: ComponentProps<typeof Menu.Root>) {
+  return <Menu.Root modal={false} {...props} />;
+}
+
 export const DropdownMenuTrigger = Menu.Trigger;
 export const DropdownMenuGroup = Menu.Group;
 export const DropdownMenuRadioGroup = Menu.RadioGroup;
