@@ -258,7 +258,9 @@ describe('the structure agrees with the catalog', () => {
       const where = `${c.table_name}.${c.column_name}`;
       const row = at(database, 'public', 'Tables', c.table_name, 'Row', c.column_name);
       expect(row.questionToken, where).toBeUndefined();
-      expect(row.type!.getText().endsWith('| null'), where).toBe(c.is_nullable === 'YES');
+      // unknown (inet, for one: as Supabase's generator types it) already includes null
+      const rowType = row.type!.getText();
+      if (rowType !== 'unknown') expect(rowType.endsWith('| null'), where).toBe(c.is_nullable === 'YES');
       const insert = at(database, 'public', 'Tables', c.table_name, 'Insert', c.column_name);
       if (c.identity_generation === 'ALWAYS') {
         expect(insert.type!.getText(), where).toBe('never');
