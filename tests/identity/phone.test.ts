@@ -254,3 +254,64 @@ describe('hourly limits', () => {
     expect(beyond.error?.message).toBe('SMS rate limit exceeded');
   });
 });
+
+describe('changing the phone (PUT /user {phone})', () => {
+  test('the new number is the account’s only once its code comes back (verify type phone_change)', async () => {
+    const client = server.client();
+    const email = `phone-change-${Date.now()}@example.com`;
+    await server.adminClient().auth.admin.createUser({ email, password: PASSWORD, email_confirm: true });
+    expect((await client.auth.signInWithPassword({ email, password: PASSWORD })).error).toBeNull();
+    const phone = uniquePhone();
+
+    const { data, error } = await client.auth.updateUser({ phone });
+    expect(error).toBeNull();
+    expect(data.user?.phone).toBe('');
+    expect(data.user?.new_phone).toBe(phone.slice(1));
+    const code = lastCode(phone);
+
+    // Within the minute a resend is refused; the code already sent still works.
+    const resent = await client.auth.resend({ phone, type: 'phone_change' });
+    expect(resent.error?.code).toBe('over_sms_send_rate_limit');
+
+    const wrong = await client.auth.verifyOtp({
+      phone,
+      token: code === '000000' ? '111111' : '000000',
+      type: 'phone_change',
+    });
+    expect(wrong.error?.code).toBe('otp_expired');
+    const verified = await client.auth.verifyOtp({ phone, token: code, type: 'phone_change' });
+    expect(verified.error).toBeNull();
+    expect(verified.data.user?.phone).toBe(phone.slice(1));
+    expect(verified.data.user?.new_phone).toBeUndefined();
+    expect(verified.data.user?.phone_confirmed_at).toBeTruthy();
+
+    // The number now signs in with the account's password.
+    const byPhone = await server.client().auth.signInWithPassword({ phone, password: PASSWORD });
+    expect(byPhone.error).toBeNull();
+    expect(byPhone.data.user?.email).toBe(email);
+  });
+
+  test("another account's number is refused and nothing is sent", async () => {
+    const taken = uniquePhone();
+    await server.client().auth.signUp({ phone: taken, password: PASSWORD });
+    await server.client().auth.verifyOtp({ phone: taken, token: lastCode(taken), type: 'sms' });
+    const client = server.client();
+    const email = `phone-taken-${Date.now()}@example.com`;
+    await server.adminClient().auth.admin.createUser({ email, password: PASSWORD, email_confirm: true });
+    await client.auth.signInWithPassword({ email, password: PASSWORD });
+    const before = twilio.to(taken).length;
+    const { error } = await client.auth.updateUser({ phone: taken });
+    expect(error?.code).toBe('phone_exists');
+    expect(error?.message).toBe('A user with this phone number has already been registered');
+    expect(twilio.to(taken)).toHaveLength(before);
+  });
+
+  test('resend phone_change for a number nobody is moving to answers {} and sends nothing', async () => {
+    const phone = uniquePhone();
+    for (let i = 0; i < 2; i++) {
+      const { error } = await server.client().auth.resend({ phone, type: 'phone_change' });
+      expect(error).toBeNull();
+    }
+    expect(twilio.to(phone)).toHaveLength(0);
+  });
+});

@@ -459,6 +459,9 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
         ...(input.email !== undefined ? { email: input.email } : {}),
         ...(input.password !== undefined ? { password: input.password } : {}),
         ...(input.data !== undefined ? { data: input.data } : {}),
+        // GoTrue ignores an empty phone; any other is read as /otp reads it.
+        ...(input.phone ? { phone: normalizePhone(input.phone) } : {}),
+        ...(input.channel ? { channel: readChannel(service.deps.phone, input.channel) } : {}),
         currentPassword: input.current_password,
         address: requestContext(c, deps.trustProxy).ip,
         nonce: input.nonce,

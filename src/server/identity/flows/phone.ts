@@ -164,10 +164,9 @@ export async function resendPhoneCode(
       [input.phone],
     );
     const userId = found.rows[0]?.id;
-    if (!userId) {
-      await claimSmsSlot(tx, sms, 'phone_change', input.phone);
-      return;
-    }
+    // No change is pending to the number: GoTrue answers at once, uncharged. That a number someone
+    // is moving to answers 429 within the minute tells only that, never who has an account.
+    if (!userId) return;
     await sendPhoneCode(tx, sms, {
       kind: 'phone_change',
       userId,

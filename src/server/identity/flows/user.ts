@@ -8,6 +8,9 @@ import type { AccessTokenClaims } from '../access-tokens.js';
 import { sendEmailAction, sendEmailChange } from '../email-actions.js';
 import { authError, errors } from '../errors.js';
 import { consumeByOtp } from '../one-time-tokens.js';
+import { completePhoneChange } from '../phone-accounts.js';
+import { phoneErrors, sendPhoneCode } from '../sms/phone-codes.js';
+import type { SmsChannel } from '../sms/provider.js';
 import { beginPasswordSignIn, passwordWasRight } from '../sign-in-backoff.js';
 import { hashCallers } from '../hash-queue.js';
 import type { PkceChallenge } from '../pkce.js';
@@ -46,6 +49,10 @@ export interface UserUpdate {
   /** the reauthentication code, when SECURE_PASSWORD_CHANGE asks for it */
   nonce?: string | null | undefined;
   data?: Record<string, unknown>;
+  /** a new phone number (E.164 digits): confirmed by a code to it (verify type phone_change) */
+  phone?: string;
+  /** how that code goes (sms or whatsapp) */
+  channel?: SmsChannel;
   /** the client's PKCE challenge: the e-mail change links then end in ?code= */
   pkce?: PkceChallenge | null;
   redirectTo?: string | undefined;
@@ -269,8 +276,12 @@ async function applyUserUpdate(
     input.email !== undefined && normalizeEmail(input.email) !== before.email
       ? normalizeEmail(input.email)
       : null;
-  // The password and the address change only from a session that passed a verified second factor.
-  const changesCredentials = (input.password !== undefined && input.password !== '') || newEmail !== null;
+  const newPhone = input.phone !== undefined && input.phone !== (before.phone ?? '') ? input.phone : null;
+  if (newPhone && !deps.phone.sender) throw phoneErrors.loginsDisabled();
+  // The password, the address and the phone change only from a session that passed a verified
+  // second factor.
+  const changesCredentials =
+    (input.password !== undefined && input.password !== '') || newEmail !== null || newPhone !== null;
   if (changesCredentials) await requireSecondFactorPassed(deps, before, claims);
   // A password alone would make an account nobody can sign in to by address (GoTrue's rule).
   if (before.is_anonymous && input.password && !input.email) {
@@ -286,6 +297,13 @@ async function applyUserUpdate(
       before.id,
     ]);
     if (taken.rowCount) throw errors.emailExists();
+  }
+  if (newPhone) {
+    const taken = await deps.pool.query('select 1 from auth.users where phone = $1 and id <> $2', [
+      newPhone,
+      before.id,
+    ]);
+    if (taken.rowCount) throw phoneErrors.phoneExists();
   }
   if (input.password !== undefined) await checkPasswordChangeProofs(deps, claims, input);
   // Both hashes before the transaction: a hash takes tens of milliseconds (longer while others
@@ -340,6 +358,23 @@ async function applyUserUpdate(
         redirectTo,
         pkce: input.pkce ?? null,
         data: fresh.raw_user_meta_data,
+      });
+    }
+    if (newPhone && deps.phone.autoconfirm) {
+      // GoTrue: with SMS_AUTOCONFIRM the number is the account's at once.
+      await completePhoneChange(tx, user.id, newPhone);
+    } else if (newPhone) {
+      // The number changes only when its code comes back (verify type phone_change).
+      await tx.query('update auth.users set phone_change = $2, updated_at = now() where id = $1', [
+        user.id,
+        newPhone,
+      ]);
+      await sendPhoneCode(tx, deps.phone, {
+        kind: 'phone_change',
+        userId: user.id,
+        phone: newPhone,
+        channel: input.channel ?? 'sms',
+        ip: input.address ?? null,
       });
     }
     return renderUser((await findUserById(tx, user.id))!);
