@@ -21,7 +21,7 @@ afterAll(async () => server?.close());
 
 const READERS = 10;
 const SENDERS = 3;
-const EACH = 800;
+const EACH = 300;
 
 async function joined(topic: string): Promise<RawSocket> {
   const socket = await RawSocket.open(server, query);
