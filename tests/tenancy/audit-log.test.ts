@@ -10,6 +10,7 @@ import ws from 'ws';
 import { purgeAuditEvents } from '../../src/server/audit/retention.js';
 import type { AccessTokenClaims } from '../../src/server/identity/access-tokens.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { SoftwareAuthenticator } from '../support/webauthn-authenticator.js';
 import { checkoutCompleted, deliverEvent, envelope, subscriptionObject } from '../support/stripe-events.js';
 
 const PASSWORD = 'correct horse battery';
@@ -233,6 +234,27 @@ test('workspace events: members, roles, invitations, settings, billing, export; 
   });
   expect(line(lines, 'member.removed')).toMatchObject({ actor_id: owner.id, user_id: member.id });
 
+  // an invitation accepted by its addressee, who then leaves
+  const guest = await signedUp('guest');
+  const toGuest = await owner.client.rpc('invite_member', {
+    workspace_id: ws,
+    email: guest.email,
+    role: 'viewer',
+  });
+  expect(toGuest.error).toBeNull();
+  const accepted = await guest.client.rpc('accept_invitation', {
+    token: (toGuest.data as { token: string }).token,
+  });
+  expect(accepted.error).toBeNull();
+  expect((await guest.client.rpc('leave_workspace', { workspace_id: ws })).error).toBeNull();
+  const later = await linesFor('workspace_id', ws);
+  expect(line(later, 'invitation.accepted')).toMatchObject({
+    actor_id: guest.id,
+    user_id: guest.id,
+    user_agent: AGENT,
+  });
+  expect(line(later, 'member.left')).toMatchObject({ actor_id: guest.id, user_id: guest.id });
+
   // owners and admins read it through the data API; a member who is not an admin reads nothing
   for (const reader of [owner, admin]) {
     const read = await reader.client.from('audit_events').select('action').eq('workspace_id', ws);
@@ -305,4 +327,43 @@ test('retention removes the lines older than the window and only those', async (
   const left = (await linesFor('user_id', user)).map((l) => l.action);
   expect(left).not.toContain('old_line');
   expect(left).toEqual(expect.arrayContaining(['recent_line', 'login']));
+});
+
+test('passkeys added and removed leave their lines', async () => {
+  const origin = 'https://app.example.com';
+  const site = await startTestServer({ APP_URL: origin });
+  try {
+    const client = createClient(site.url, site.config.projectApiKey, {
+      auth: {
+        persistSession: false,
+        autoRefreshToken: false,
+        detectSessionInUrl: false,
+        experimental: { passkey: true },
+      },
+      realtime: { transport: ws as unknown as typeof WebSocket },
+      global: { headers: { 'user-agent': AGENT } },
+    });
+    const signed = await client.auth.signUp({ email: address('passkey'), password: PASSWORD });
+    expect(signed.error).toBeNull();
+    const userId = signed.data.user!.id;
+    const options = await client.auth.passkey.startRegistration();
+    expect(options.error).toBeNull();
+    const created = await client.auth.passkey.verifyRegistration({
+      challengeId: options.data!.challenge_id,
+      credential: new SoftwareAuthenticator(origin, 'app.example.com').create(options.data!.options) as never,
+    });
+    expect(created.error).toBeNull();
+    expect((await client.auth.passkey.delete({ passkeyId: created.data!.id })).error).toBeNull();
+    const lines = await site.pool.query<Line>(
+      `select action, actor_id, user_agent, target_id from public.audit_events where user_id = $1 order by id`,
+      [userId],
+    );
+    const actions = lines.rows.map((r) => r.action);
+    expect(actions).toEqual(expect.arrayContaining(['passkey_created', 'passkey_deleted']));
+    for (const r of lines.rows.filter((l) => l.action.startsWith('passkey_'))) {
+      expect(r).toMatchObject({ actor_id: userId, user_agent: AGENT });
+    }
+  } finally {
+    await site.close();
+  }
 });
