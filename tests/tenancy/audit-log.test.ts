@@ -90,6 +90,8 @@ test('account events: sign-in and its failure, factors, password, address, sessi
   expect(await server.identity.endOwnSession(mine, otherSessionId)).toBe(true);
   // a factor enrolled, verified and removed
   const enrolled = await me.client.auth.mfa.enroll({ factorType: 'totp' });
+  const wrong = await me.client.auth.mfa.challengeAndVerify({ factorId: enrolled.data!.id, code: '000000' });
+  expect(wrong.error).not.toBeNull();
   const code = new TOTP({ secret: Secret.fromBase32(enrolled.data!.totp.secret) }).generate();
   expect(
     (await me.client.auth.mfa.challengeAndVerify({ factorId: enrolled.data!.id, code })).error,
@@ -126,6 +128,8 @@ test('account events: sign-in and its failure, factors, password, address, sessi
     }
   }
   expect(line(lines, 'login_failed').actor_type).toBe('anonymous');
+  const attempts = lines.filter((l) => l.action === 'verification_attempted').map((l) => l.details.result);
+  expect(attempts).toEqual(['invalid_code', 'verified']);
   expect(line(lines, 'token_revoked')).toMatchObject({ actor_id: me.id, details: {} });
   expect(line(lines, 'login').details).toEqual({ method: 'password' });
   // nothing secret in the details: no password, code or token

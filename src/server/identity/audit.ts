@@ -16,6 +16,7 @@ export type AccountAction =
   | 'user_recovery_requested'
   | 'factor_in_progress'
   | 'factor_unenrolled'
+  | 'factor_deleted'
   | 'verification_attempted'
   | 'passkey_created'
   | 'passkey_deleted';

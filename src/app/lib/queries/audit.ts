@@ -237,7 +237,11 @@ export function describeAudit(line: Pick<AuditLine, 'action' | 'details'>): stri
     case 'factor_in_progress':
       return 'Two-step verification set-up started';
     case 'verification_attempted':
-      return 'Two-step verification confirmed';
+      return d.result === 'invalid_code'
+        ? 'Wrong two-step verification code'
+        : 'Two-step verification confirmed';
+    case 'factor_deleted':
+      return 'Two-step verification removed by an administrator';
     case 'factor_unenrolled':
       return 'Two-step verification removed';
     case 'passkey_created':

@@ -325,6 +325,12 @@ export async function verify(
     const lastStep = factor.last_used_step === null ? null : Number(factor.last_used_step);
     if (step === null || (lastStep !== null && step <= lastStep)) {
       await countHits(tx, limit);
+      await recordAccountEvent(tx, {
+        action: 'verification_attempted',
+        userId: claims.sub,
+        target: { type: 'factor', id: factor.id },
+        details: { factor_type: 'totp', result: 'invalid_code' },
+      });
       return { ok: false, error: mfaErrors.invalidCode() };
     }
     await tx.query('update auth.mfa_challenges set verified_at = now() where id = $1', [row.id]);
@@ -455,6 +461,12 @@ export async function adminDeleteFactor(deps: IdentityDeps, userId: string, fact
     if (!(await findUserById(tx, userId))) throw errors.userNotFound();
     const factor = await ownedFactor(tx, userId, factorId, true);
     await removeFactor(tx, factor);
+    await recordAccountEvent(tx, {
+      action: 'factor_deleted',
+      userId,
+      actor: { type: 'service' },
+      target: { type: 'factor', id: factor.id },
+    });
     return renderFactor(factor);
   });
 }
