@@ -1,10 +1,11 @@
 // The development mailbox: in local mode (no DATABASE_URL), and only for a browser on this
-// machine, the outbox's e-mails (mailbox.tsx). Anywhere else, and in production, this page does
-// not exist.
+// machine, the outbox's e-mails (mailbox.tsx) and text messages (text-messages.tsx). Anywhere
+// else, and in production, this page does not exist.
 import { notFound } from 'next/navigation';
 import { connectedClient } from '@/app/lib/client';
 import { mailboxAllowed } from '@/app/dev/mailbox/access';
 import { Mailbox } from '@/app/dev/mailbox/mailbox';
+import { TextMessages } from '@/app/dev/mailbox/text-messages';
 import { getRuntime } from '@/server/runtime';
 
 export const dynamic = 'force-dynamic';
@@ -15,10 +16,13 @@ export default async function MailboxPage() {
   if (config.mode !== 'local') notFound();
   if (!mailboxAllowed(config.mode, await connectedClient())) notFound();
   return (
-    <Mailbox
-      pool={pool}
-      smtpConfigured={Boolean(config.smtpUrl)}
-      brand={{ productName: config.authEmail.productName, siteUrl: config.appUrl }}
-    />
+    <>
+      <Mailbox
+        pool={pool}
+        smtpConfigured={Boolean(config.smtpUrl)}
+        brand={{ productName: config.authEmail.productName, siteUrl: config.appUrl }}
+      />
+      {config.authSms.provider.kind === 'outbox' ? <TextMessages pool={pool} /> : null}
+    </>
   );
 }
