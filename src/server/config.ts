@@ -10,6 +10,8 @@ import { plansSchema, resourceLimitsSchema, type Plan, type ResourceLimits } fro
 import { DEFAULT_APP_MIGRATIONS_DIR } from './db/migration-files.js';
 import { loadAuthMailTemplates, type AuthMailTemplates } from './identity/mail-templates.js';
 import { parseOAuthProviders, type OAuthProvider } from './identity/oauth/providers.js';
+import { parseIdTokenSettings } from './identity/oauth/id-token-providers.js';
+import type { IdTokenDeps } from './identity/flows/id-token.js';
 import type { SmsProviderConfig } from './identity/sms/provider.js';
 import { createRedirectPolicy } from './identity/redirects.js';
 import { generateDevKeys, parseKeySet, type TokenKeySet } from './identity/signing-keys.js';
@@ -186,6 +188,8 @@ export interface Config {
   dataApi: DataApiLimits & DataApiExposure;
   /** sign-in with OAuth/OIDC providers: the enabled EXTERNAL_<PROVIDER>_* ones */
   oauthProviders: OAuthProvider[];
+  /** grant_type=id_token: the issuers accepted (EXTERNAL_<PROVIDER>_*, EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS) and key fetching */
+  idToken: IdTokenDeps;
   /** signed-in users may link and unlink identities (SECURITY_MANUAL_LINKING_ENABLED) */
   manualLinking: boolean;
   mfa: MfaConfig;
@@ -559,6 +563,8 @@ const envSchema = z.object({
   SECURE_PASSWORD_CHANGE: boolFlag.default(false),
   REQUIRE_CURRENT_PASSWORD: boolFlag.default(false),
   SECURITY_MANUAL_LINKING_ENABLED: boolFlag.default(false),
+  ID_TOKEN_JWKS_TIMEOUT_MS: positiveInt.min(100).max(60_000).default(5000),
+  ID_TOKEN_JWKS_CACHE_MS: positiveInt.min(1000).max(86_400_000).default(600_000),
   MAIL_TEMPLATES_DIR: z.string().min(1).optional(),
   PRODUCT_NAME: z.string().trim().min(1).max(100).default('Tenantry'),
   SMTP_URL: z
@@ -1011,8 +1017,14 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
   const storageBackend = storageBackendConfig(e, dataDir);
   let templates: AuthMailTemplates;
   let oauthProviders: OAuthProvider[];
+  let idToken: IdTokenDeps;
   try {
     oauthProviders = parseOAuthProviders(env, authUrl);
+    idToken = {
+      ...parseIdTokenSettings(env),
+      timeoutMs: e.ID_TOKEN_JWKS_TIMEOUT_MS,
+      cacheMs: e.ID_TOKEN_JWKS_CACHE_MS,
+    };
     // Both are checked now so a bad pattern or template stops the start, not a sign-up later.
     createRedirectPolicy({ siteUrl, appUrl, allowList: e.URI_ALLOW_LIST });
     templates = loadAuthMailTemplates(e.MAIL_TEMPLATES_DIR);
@@ -1161,6 +1173,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       aggregatesEnabled: e.DATA_API_AGGREGATES_ENABLED,
     },
     oauthProviders,
+    idToken,
     manualLinking: e.SECURITY_MANUAL_LINKING_ENABLED,
     mfa: {
       encryptionKey: e.MFA_ENCRYPTION_KEY ?? secrets.JWT_SECRET,

@@ -43,6 +43,17 @@ export const pkceGrantBody = z.object({
   auth_code: optionalText,
   code_verifier: optionalText,
 });
+// An ID token is a few kilobytes at most; the bound only keeps a runaway body out of the verifier.
+const tokenText = z.string().max(16_384, 'must be at most 16384 characters').nullish();
+export const idTokenGrantBody = z.object({
+  provider: z.string().max(2048, 'provider must be at most 2048 characters').nullish(),
+  id_token: tokenText,
+  access_token: tokenText,
+  nonce: z.string().max(1024, 'nonce must be at most 1024 characters').nullish(),
+  client_id: z.string().max(1024, 'client_id must be at most 1024 characters').nullish(),
+  issuer: z.string().max(2048, 'issuer must be at most 2048 characters').nullish(),
+  link_identity: z.boolean().nullish(),
+});
 export const verifyBody = z.object({
   type: optionalText,
   token: optionalText,

@@ -16,6 +16,8 @@ import * as resendFlow from './flows/resend.js';
 import { atLeast, EMAIL_REQUEST_FLOOR_MS } from './uniform-timing.js';
 import * as grants from './flows/token-grants.js';
 import * as identities from './flows/identities.js';
+import * as idToken from './flows/id-token.js';
+import type { Caller } from './caller.js';
 import * as oauth from './flows/oauth.js';
 import * as ownSessions from './flows/own-sessions.js';
 import * as passkeys from './flows/passkeys.js';
@@ -76,7 +78,7 @@ export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner
         otpExpirySeconds: email.otpExpirySeconds,
       },
     },
-    oauth: { providers: config.oauthProviders, manualLinking: config.manualLinking },
+    oauth: { providers: config.oauthProviders, manualLinking: config.manualLinking, idToken: config.idToken },
     mfa: {
       keys: createMfaKeys(config.mfa.encryptionKey),
       defaultIssuer: new URL(email.siteUrl).host,
@@ -143,6 +145,16 @@ export class IdentityService {
 
   pkceGrant(authCode: string, codeVerifier: string, context: RequestContext): Promise<TokenResponse> {
     return grants.pkceGrant(this.deps, authCode, codeVerifier, context);
+  }
+
+  /** Native and one-tap sign-in: a provider's ID token for a session (or, linking, an identity). */
+  idTokenGrant(
+    input: idToken.IdTokenGrantInput,
+    caller: Caller,
+    context: RequestContext,
+    onRejected: (reason: Error) => void,
+  ): Promise<TokenResponse> {
+    return idToken.idTokenGrant(this.deps, this.deps.oauth.idToken, input, caller, context, onRejected);
   }
 
   signUp(input: signup.SignUpInput, context: RequestContext) {

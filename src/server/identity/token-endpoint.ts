@@ -11,7 +11,7 @@ import type { TokenSigner } from './access-tokens.js';
 import { resolveCaller, type ProjectKeys } from './caller.js';
 import { authError, authErrorReply, authFailure, errors } from './errors.js';
 import { requestContextOf, type TokenResponse } from './flows/context.js';
-import { passwordGrantBody, pkceGrantBody, refreshGrantBody } from './request-schemas.js';
+import { idTokenGrantBody, passwordGrantBody, pkceGrantBody, refreshGrantBody } from './request-schemas.js';
 import type { IdentityService } from './service.js';
 
 export interface TokenEndpointDeps {
@@ -29,7 +29,7 @@ function grantTypeOf(url: string): string | null {
 
 export function createTokenHandler(deps: TokenEndpointDeps): (input: ApiInput) => Promise<Reply> {
   const grant = async (input: ApiInput): Promise<TokenResponse> => {
-    await resolveCaller(input.headers, deps.keys, deps.signer);
+    const caller = await resolveCaller(input.headers, deps.keys, deps.signer);
     const grantType = grantTypeOf(input.url);
     // The body is read (within its size cap) even for a request that is refused.
     const body = parseJsonBody(await input.body());
@@ -46,6 +46,23 @@ export function createTokenHandler(deps: TokenEndpointDeps): (input: ApiInput) =
       case 'pkce': {
         const { auth_code, code_verifier } = parseWith(pkceGrantBody, body);
         return deps.service.pkceGrant(auth_code ?? '', code_verifier ?? '', context);
+      }
+      case 'id_token': {
+        const b = parseWith(idTokenGrantBody, body ?? {});
+        return deps.service.idTokenGrant(
+          {
+            provider: b.provider ?? '',
+            idToken: b.id_token ?? '',
+            accessToken: b.access_token ?? '',
+            nonce: b.nonce ?? '',
+            clientId: b.client_id ?? '',
+            issuer: b.issuer ?? '',
+            linkIdentity: b.link_identity === true,
+          },
+          caller,
+          context,
+          (reason) => deps.logger.info({ err: reason }, 'ID token refused'),
+        );
       }
       case 'web3':
         // supabase-js's signInWithWeb3 expects GoTrue's answer for a provider that is not enabled.

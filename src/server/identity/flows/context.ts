@@ -12,6 +12,7 @@ import type { PasskeySettings } from './passkeys.js';
 import type { PhoneSettings } from '../sms/phone-codes.js';
 import { errors } from '../errors.js';
 import type { OAuthProvider } from '../oauth/providers.js';
+import type { IdTokenDeps } from './id-token.js';
 import type { PasswordHasher } from '../passwords.js';
 import type { RedirectPolicy } from '../redirects.js';
 import type { RefreshTokenKey } from '../refresh-tokens.js';
@@ -49,7 +50,7 @@ export interface IdentityDeps {
   /** tokens, links and e-mails of the e-mail actions */
   email: EmailActionSettings;
   /** sign-in with OAuth/OIDC providers: the enabled ones (EXTERNAL_*) */
-  oauth: { providers: OAuthProvider[]; manualLinking: boolean };
+  oauth: { providers: OAuthProvider[]; manualLinking: boolean; idToken: IdTokenDeps };
   /** TOTP factors: the sealing key, limits and expiries */
   mfa: MfaSettings;
   /** passkeys: the relying party, the switch and limits */

@@ -126,7 +126,8 @@ export function parseOAuthProviders(
       if (!FALSE_VALUES.has(enabledRaw)) throw new Error(`${prefix}ENABLED must be true or false`);
       continue;
     }
-    const clientId = env[`${prefix}CLIENT_ID`] ?? '';
+    // A list (several apps' client ids, for ID tokens) signs in on the web with the first.
+    const clientId = (env[`${prefix}CLIENT_ID`] ?? '').split(',')[0]!.trim();
     const clientSecret = env[`${prefix}SECRET`] ?? '';
     if (!clientId) throw new Error(`${prefix}CLIENT_ID is required when ${prefix}ENABLED is true`);
     if (!clientSecret) throw new Error(`${prefix}SECRET is required when ${prefix}ENABLED is true`);
