@@ -20,10 +20,11 @@ function collect(channel: RealtimeChannel): Received[] {
   return list;
 }
 
-async function until(check: () => boolean, what: string, ms = 8000): Promise<void> {
+async function until(check: () => boolean, what: string | (() => string), ms = 8000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`not seen in time: ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`not seen in time: ${typeof what === 'string' ? what : what()}`);
     await sleep(25);
   }
 }
@@ -275,7 +276,10 @@ describe('replay', () => {
     const got = collect(channel);
     expect((await subscribe(channel)).status).toBe('SUBSCRIBED');
     await server.pool.query(`select realtime.send('{"n": 6}'::jsonb, 'live', $1)`, [topic]);
-    await until(() => got.length === 4, 'three replayed and one live');
+    await until(
+      () => got.length === 4,
+      () => `three replayed and one live; got ${JSON.stringify(got)}`,
+    );
     expect(got.map((m) => (m.payload as { n: number }).n)).toEqual([3, 4, 5, 6]);
     expect(got.map((m) => m.meta?.replayed ?? false)).toEqual([true, true, true, false]);
     expect(got.every((m) => typeof m.meta?.id === 'string')).toBe(true);

@@ -17,6 +17,8 @@ const PRUNE_BATCH = 10_000;
 /** While committed messages wait behind a running transaction, look again this soon. */
 const HELD_POLL_MS = 20;
 const WARN_INTERVAL_MS = 60_000;
+/** Past every position: a replay takes whatever is committed when it runs. */
+const END: Position = { txid: '18446744073709551615', seq: '9223372036854775807' };
 
 export interface StoredBroadcastsOptions {
   pool: Pool;
@@ -31,6 +33,27 @@ export interface StoredBroadcastsOptions {
 interface Position {
   txid: string;
   seq: string;
+}
+
+/** A PostgreSQL snapshot (pg_current_snapshot()): which transactions had committed when it was taken. */
+interface Snapshot {
+  xmin: bigint;
+  xmax: bigint;
+  running: Set<bigint>;
+}
+
+function parseSnapshot(text: string): Snapshot {
+  const [xmin = '0', xmax = '0', running = ''] = text.split(':');
+  return {
+    xmin: BigInt(xmin),
+    xmax: BigInt(xmax),
+    running: new Set(running === '' ? [] : running.split(',').map((x) => BigInt(x))),
+  };
+}
+
+/** Whether the transaction had committed (or ended) when the snapshot was taken. */
+function before(txid: bigint, snapshot: Snapshot): boolean {
+  return txid < snapshot.xmin || (txid < snapshot.xmax && !snapshot.running.has(txid));
 }
 
 interface MessageRow {
@@ -71,6 +94,11 @@ export class StoredBroadcasts {
   private cursor: Position | null = null;
   /** channels whose replay has not been sent yet: live messages wait until it has */
   private readonly replaying = new WeakSet<Channel>();
+  /**
+   * What had committed when a channel joined (or was replayed to): those messages are not live for
+   * it, whatever the reader's position. Forgotten once the reader is past the snapshot.
+   */
+  private readonly joinedAt = new WeakMap<Channel, Snapshot>();
   private chain: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
@@ -103,6 +131,10 @@ export class StoredBroadcasts {
     if (replay) this.replaying.add(channel);
     try {
       await this.follow();
+      const { rows } = await this.options.pool.query<{ snapshot: string }>(
+        'select pg_current_snapshot()::text as snapshot',
+      );
+      this.joinedAt.set(channel, parseSnapshot(rows[0]!.snapshot));
     } catch (error) {
       this.warn('tail', 'realtime: reading stored messages failed; retrying', error);
     }
@@ -193,7 +225,7 @@ export class StoredBroadcasts {
   }
 
   /** Sends a message to its topic's channels here, at once (in the order it was read). */
-  private deliver(row: MessageRow): void {
+  private deliver(row: MessageRow & Position): void {
     const topic = `realtime:${row.topic}`;
     const isPrivate = row.private === true;
     const members = this.options.topics.members(topicKey(isPrivate, topic));
@@ -203,26 +235,40 @@ export class StoredBroadcasts {
     const meta = { id: row.id };
     const frames = new Map<Vsn, string | Buffer | null>();
     const encode = (vsn: Vsn) => encodeBroadcast(topic, event, body, meta, vsn);
+    const txid = BigInt(row.txid);
     for (const channel of members) {
       if (this.replaying.has(channel)) continue;
+      const joined = this.joinedAt.get(channel);
+      if (joined) {
+        // Committed before the join (or replayed): not live for this channel.
+        if (before(txid, joined)) continue;
+        if (txid >= joined.xmax) this.joinedAt.delete(channel);
+      }
       if (channel.private && !channel.permissions.readBroadcast) continue;
       if (sendTo(channel, frames, encode)) this.sent += 1;
     }
   }
 
   /**
-   * The channel's replay: its topic's stored messages since `since` up to what the reader has
-   * read (everything after reaches it live), the newest `limit`, oldest first, marked replayed.
+   * The channel's replay: its topic's newest `limit` stored messages since `since`, oldest first,
+   * marked replayed, as committed when it runs; only what commits after that reaches the channel
+   * live (its snapshot replaces the join's), so nothing arrives twice or before the replay.
    */
   private async replay(channel: Channel, replay: Replay): Promise<void> {
     try {
-      if (this.cursor === null || !channel.private || !channel.permissions.readBroadcast) return;
-      const { rows } = await this.options.pool.query<MessageRow>(
-        `select id, event, payload, binary_payload
-           from realtime.replay_messages($1, $2, $3::xid8, $4::bigint, $5)`,
-        [channel.name, replay.since, this.cursor.txid, this.cursor.seq, replay.limit],
+      if (!channel.private || !channel.permissions.readBroadcast) return;
+      // One statement: the snapshot is the one the replayed rows were read in.
+      const { rows } = await this.options.pool.query<MessageRow & { snapshot: string }>(
+        `with s as (select pg_current_snapshot()::text as snapshot)
+         select s.snapshot, r.id, r.event, r.payload, r.binary_payload
+           from s left join lateral realtime.replay_messages($1, $2, $3::xid8, $4::bigint, $5)
+                with ordinality r (id, event, payload, binary_payload, n) on true
+          order by r.n`,
+        [channel.name, replay.since, END.txid, END.seq, replay.limit],
       );
+      this.joinedAt.set(channel, parseSnapshot(rows[0]!.snapshot));
       for (const row of rows) {
+        if (row.id === null) continue;
         const event = row.event ?? '';
         const body = bodyOf(row);
         const meta = { id: row.id, replayed: true };
