@@ -81,6 +81,13 @@ test('owners read and export the log; members cannot; the Security page shows re
   });
   expect(joined.status).toBe(201);
 
+  // the settings page leads owners and admins to the log, and not the others
+  expect(await (await get(`/w/${ws.slug}/settings`, owner.cookie)).text()).toContain(
+    `href="/w/${ws.slug}/audit"`,
+  );
+  expect(await (await get(`/w/${ws.slug}/settings`, member.cookie)).text()).not.toContain(
+    `/w/${ws.slug}/audit"`,
+  );
   const page = await get(`/w/${ws.slug}/audit`, owner.cookie);
   expect(page.status).toBe(200);
   const html = await page.text();

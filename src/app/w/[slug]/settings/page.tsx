@@ -1,6 +1,9 @@
-// Workspace settings: name and address, the logo (admins and owners), and deletion (owners, asked in a
-// dialog with the address typed to confirm). Others see the settings and who may change them.
+// Workspace settings: name and address, the logo (admins and owners), the way to the audit log
+// (admins and owners), and deletion (owners, asked in a dialog with the address typed to confirm).
+// Others see the settings and who may change them.
+import Link from 'next/link';
 import { PageHeader } from '@/app/components/page-header';
+import { buttonVariants } from '@/app/components/ui/button';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { WorkspaceMark } from '@/app/components/workspace-mark';
 import { requireWorkspace } from '@/app/lib/db';
@@ -88,6 +91,21 @@ export default async function SettingsPage({ params }: Params) {
             )}
           </CardContent>
         </Card>
+        {canEdit ? (
+          <Card aria-labelledby="audit-log">
+            <CardHeader>
+              <CardTitle id="audit-log">Audit log</CardTitle>
+              <CardDescription>
+                Who changed members, roles, invitations, settings and billing, when and from where.
+              </CardDescription>
+            </CardHeader>
+            <CardContent>
+              <Link className={buttonVariants({ variant: 'outline' })} href={`/w/${workspace.slug}/audit`}>
+                Open the audit log
+              </Link>
+            </CardContent>
+          </Card>
+        ) : null}
         {workspace.role === 'owner' ? (
           <Card aria-labelledby="danger" className="border-destructive/40">
             <CardHeader>
