@@ -1,7 +1,8 @@
 // Realtime's bounds per user and per workspace, each refused in Supabase's words while other users
 // and other workspaces go on: sockets per user and per workspace (a join error), joins per second
 // (a join error, then the socket is disconnected), broadcasts per second and presence calls (the
-// channel closed with a system message), and presence calls per channel window.
+// channel closed with a system message), and presence calls per channel window. A channel belongs
+// to a workspace by its topic or by the workspace its postgres_changes are filtered to.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -37,7 +38,13 @@ async function token(): Promise<string> {
 }
 
 /** Joins `topic` as the token's user and returns the join's reply payload. */
-async function join(socket: RawSocket, ref: string, topic: string, accessToken: string | null) {
+async function join(
+  socket: RawSocket,
+  ref: string,
+  topic: string,
+  accessToken: string | null,
+  config: Record<string, unknown> = {},
+) {
   socket.send([
     ref,
     ref,
@@ -48,6 +55,7 @@ async function join(socket: RawSocket, ref: string, topic: string, accessToken: 
         broadcast: { ack: true, self: false },
         presence: { key: '', enabled: false },
         private: false,
+        ...config,
       },
       ...(accessToken ? { access_token: accessToken } : {}),
     },
@@ -302,4 +310,31 @@ test('refusals are counted by reason for the metrics', () => {
   expect(figures.refusals.get('Client presence rate limit exceeded')).toBeGreaterThanOrEqual(1);
   expect(figures.messagesIn).toBeGreaterThan(0);
   expect(figures.messagesOut).toBeGreaterThan(figures.refusals.size);
+});
+
+test("a channel on the app's tables filtered to one workspace counts against that workspace", async () => {
+  const [w, other] = [randomUUID(), randomUUID()];
+  const users = [await token(), await token(), await token()];
+  const sockets = [
+    await RawSocket.open(server, query),
+    await RawSocket.open(server, query),
+    await RawSocket.open(server, query),
+  ];
+  expect(await join(sockets[0]!, '1', `workspace:${w}`, users[0]!)).toMatchObject({ status: 'ok' });
+  expect(await join(sockets[1]!, '1', `workspace:${w}`, users[1]!)).toMatchObject({ status: 'ok' });
+  const changes = (workspace: string) => ({
+    postgres_changes: [
+      { event: '*', schema: 'public', table: 'projects', filter: `workspace_id=eq.${workspace}` },
+      { event: '*', schema: 'public', table: 'activity_events', filter: `workspace_id=eq.${workspace}` },
+    ],
+  });
+  // A topic of its own, but the changes of w only: w's third socket.
+  expect(await join(sockets[2]!, '1', 'dashboard', users[2]!, changes(w))).toEqual(
+    refusal('ConnectionRateLimitReached: Too many connected users'),
+  );
+  // The same for another workspace is let in.
+  expect(await join(sockets[2]!, '2', 'dashboard', users[2]!, changes(other))).toMatchObject({
+    status: 'ok',
+  });
+  for (const socket of sockets) socket.close();
 });

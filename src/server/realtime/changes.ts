@@ -196,6 +196,10 @@ export class ChangeFeed implements PostgresChanges {
     every(Math.max(1000, Math.min(30_000, Math.floor(options.retentionMs / 2))), () => this.prune());
   }
 
+  scopeColumn(schema: string, table: string): string | null | undefined {
+    return this.catalog.named(schema, table)?.scope;
+  }
+
   /** How far behind the changes delivered last were, in seconds. */
   lagSeconds(): number {
     return this.lag;

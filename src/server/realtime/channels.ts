@@ -122,7 +122,9 @@ export class Channels {
   readonly quotas: Quotas;
 
   constructor(private readonly deps: ChannelDeps) {
-    this.quotas = new Quotas(deps.limits);
+    this.quotas = new Quotas(deps.limits, (schema, table) =>
+      deps.postgresChanges.scopeColumn?.(schema, table),
+    );
   }
 
   /** Where a socket's refusals are counted. */
@@ -232,7 +234,7 @@ export class Channels {
       return fail(tokenRefusal(token, error));
     }
     // Supabase disconnects a client joining too fast, after saying why.
-    if (this.quotas.join(name, caller.caller, owner.address) !== null) {
+    if (this.quotas.join(name, bindings, caller.caller, owner.address) !== null) {
       fail(TOO_MANY_JOINS);
       return owner.close(1008, 'Too many joins per second');
     }
@@ -271,7 +273,7 @@ export class Channels {
       permissions,
       expiryTimer: undefined,
     };
-    const overQuota = this.quotas.attach(owner, channel, owner.address);
+    const overQuota = this.quotas.attach(owner, channel, bindings, owner.address);
     if (overQuota !== null) return fail(overQuota);
     owner.channels.set(topic, channel);
     this.topics.add(channel);

@@ -28,6 +28,8 @@ export interface PostgresChanges {
   subscribe(channel: Channel, bindings: PostgresBinding[]): Promise<PostgresChangesAnswer>;
   /** the channel has left (or its socket closed); called for every channel, subscribed or not */
   unsubscribe(channel: Channel): void;
+  /** a table's workspace column (null: none), undefined while the table is not known here */
+  scopeColumn?(schema: string, table: string): string | null | undefined;
 }
 
 /** Reads the join's config.postgres_changes; null when it is not a list of bindings. */

@@ -1,9 +1,11 @@
 // In charge of realtime's bounds per user and per workspace: sockets, channel joins per second,
 // broadcasts per second and presence calls (per second, per channel window, state size). A user
-// is a token's subject (anonymous callers by their address); a workspace is the one a topic
-// belongs to. Each counter lives in this process: a socket lives on one instance (decision 0085).
+// is a token's subject (anonymous callers by their address); a workspace is the one a channel
+// belongs to: its topic's, or the one its postgres_changes are filtered to by the tables' workspace
+// column. Each counter lives in this process: a socket lives on one instance (decision 0085).
 import type { RealtimeConfig } from '../config.js';
 import type { Caller } from '../identity/caller.js';
+import type { PostgresBinding } from './postgres-changes.js';
 import type { Channel } from './topics.js';
 
 /** Supabase's words for each refusal. */
@@ -14,11 +16,42 @@ export const TOO_MANY_PRESENCE = 'Too many presence messages per second';
 export const CLIENT_PRESENCE_RATE = 'Client presence rate limit exceeded';
 export const TRACK_TOO_LARGE = 'Track message size exceeded';
 
-const WORKSPACE_TOPIC = /^workspace:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?::|$)/i;
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const WORKSPACE_TOPIC = new RegExp(`^workspace:(${UUID})(?::|$)`, 'i');
+const EQUALS_UUID = new RegExp(`^(\\w+)=eq\\.(${UUID})$`, 'i');
+/** The column the product scopes its tables by, for a table the catalog has not read yet. */
+const WORKSPACE_COLUMN = 'workspace_id';
+
+/** A table's workspace column: null when it has none, undefined when the table is not known yet. */
+export type ScopeOf = (schema: string, table: string) => string | null | undefined;
 
 /** The workspace a topic belongs to: `workspace:<id>`, alone or followed by `:<anything>`. */
 export function workspaceOfTopic(name: string): string | null {
   return WORKSPACE_TOPIC.exec(name)?.[1]?.toLowerCase() ?? null;
+}
+
+/**
+ * The workspace a channel belongs to: its topic's (`workspace:<id>`), else the one every one of its
+ * postgres_changes bindings is filtered to (`<workspace column>=eq.<id>`), else none.
+ */
+export function workspaceOfChannel(
+  name: string,
+  bindings: PostgresBinding[],
+  scopeOf: ScopeOf,
+): string | null {
+  const byTopic = workspaceOfTopic(name);
+  if (byTopic !== null || bindings.length === 0) return byTopic;
+  let found: string | null = null;
+  for (const binding of bindings) {
+    const match = typeof binding.filter === 'string' ? EQUALS_UUID.exec(binding.filter) : null;
+    if (!match || !binding.table) return null;
+    const scope = scopeOf(binding.schema, binding.table);
+    if (match[1] !== (scope === undefined ? WORKSPACE_COLUMN : scope)) return null;
+    const workspace = match[2]!.toLowerCase();
+    if (found !== null && found !== workspace) return null;
+    found = workspace;
+  }
+  return found;
 }
 
 /** Who a channel's limits count against: the token's subject, else the key's role by address. */
@@ -105,7 +138,10 @@ export class Quotas {
   private readonly workspacePresence: WindowCounts;
   private readonly counted = new WeakMap<Channel, Counted>();
 
-  constructor(private readonly limits: RealtimeConfig) {
+  constructor(
+    private readonly limits: RealtimeConfig,
+    private readonly scopeOf: ScopeOf = () => undefined,
+  ) {
     this.userSockets = new Holders(limits.maxConnectionsPerUser);
     this.workspaceSockets = new Holders(limits.maxConnectionsPerWorkspace);
     this.userJoins = new WindowCounts(limits.maxJoinsPerSecondPerUser);
@@ -117,8 +153,8 @@ export class Quotas {
   }
 
   /** Counts a join attempt; Supabase's refusal when the user or the workspace is over its rate. */
-  join(name: string, caller: Caller, address: string): string | null {
-    const workspace = workspaceOfTopic(name);
+  join(name: string, bindings: PostgresBinding[], caller: Caller, address: string): string | null {
+    const workspace = workspaceOfChannel(name, bindings, this.scopeOf);
     // Both are counted: a refused user's attempts still weigh on the workspace, as on Supabase.
     const userOk = this.userJoins.take(userKey(caller, address));
     const workspaceOk = workspace === null || this.workspaceJoins.take(workspace);
@@ -130,9 +166,9 @@ export class Quotas {
    * would be one too many for either. Synchronous with the channel's registration, so concurrent
    * joins cannot both take the last place.
    */
-  attach(socket: object, channel: Channel, address: string): string | null {
+  attach(socket: object, channel: Channel, bindings: PostgresBinding[], address: string): string | null {
     const user = userKey(channel.caller.caller, address);
-    const workspace = workspaceOfTopic(channel.name);
+    const workspace = workspaceOfChannel(channel.name, bindings, this.scopeOf);
     if (!this.userSockets.admits(user, socket)) return TOO_MANY_CONNECTIONS;
     if (workspace !== null && !this.workspaceSockets.admits(workspace, socket)) return TOO_MANY_CONNECTIONS;
     this.userSockets.add(user, socket);
