@@ -183,6 +183,8 @@ export class Channels {
       { topic: channel.topic, private: channel.private, event: push.event, body: push.body },
       channel,
     );
+    // A broadcast its workspace's queue had no room for closed the channel: nothing to acknowledge.
+    if (owner.channels.get(channel.topic) !== channel) return;
     if (channel.broadcastAck && push.ref !== null) reply(owner, asMessage, 'ok', {});
   }
 
