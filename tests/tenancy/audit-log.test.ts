@@ -319,6 +319,16 @@ test('no role can change or remove a line: anon, authenticated, service_role, th
   expect(still.rows[0]).toMatchObject({ action: expect.not.stringMatching('forged') });
 });
 
+test('an account deleted by the admin API leaves its line, by the service, kept after the account', async () => {
+  const gone = await signedUp('deleted');
+  expect((await server.adminClient().auth.admin.deleteUser(gone.id)).error).toBeNull();
+  expect(line(await linesFor('user_id', gone.id), 'user_deleted')).toMatchObject({
+    actor_type: 'service',
+    actor_id: null,
+    details: { soft: false },
+  });
+});
+
 test('retention removes the lines older than the window and only those', async () => {
   const user = (await signedUp('retention')).id;
   await server.pool.query(

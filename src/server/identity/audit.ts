@@ -14,6 +14,7 @@ export type AccountAction =
   | 'user_updated_password'
   | 'user_modified'
   | 'user_recovery_requested'
+  | 'user_deleted'
   | 'factor_in_progress'
   | 'factor_unenrolled'
   | 'factor_deleted'

@@ -232,6 +232,8 @@ export function describeAudit(line: Pick<AuditLine, 'action' | 'details'>): stri
       return 'Password changed';
     case 'user_modified':
       return 'E-mail address change';
+    case 'user_deleted':
+      return 'Account deleted';
     case 'user_recovery_requested':
       return 'Password reset requested';
     case 'factor_in_progress':

@@ -2,6 +2,7 @@
 // /admin/generate_link): create, read, list, change, ban and delete, invite by e-mail, and the
 // links and codes of the e-mails for an administrator to deliver. The route has already checked
 // that the caller is an administrator.
+import { recordAccountEvent, type AccountEvent } from '../audit.js';
 import { withService } from '../../db/transactions.js';
 import { issueEmailAction, sendEmailAction } from '../email-actions.js';
 import { authError, errors } from '../errors.js';
@@ -133,10 +134,21 @@ export async function adminUpdateUser(
   });
 }
 
-export async function adminDeleteUser(deps: IdentityDeps, id: string, soft: boolean): Promise<void> {
+export async function adminDeleteUser(
+  deps: IdentityDeps,
+  id: string,
+  soft: boolean,
+  by: AccountEvent['actor'] = { type: 'service' },
+): Promise<void> {
   let deleted: boolean;
   try {
-    deleted = await withService(deps.pool, (tx) => (soft ? softDeleteUser(tx, id) : deleteUser(tx, id)));
+    deleted = await withService(deps.pool, async (tx) => {
+      const done = soft ? await softDeleteUser(tx, id) : await deleteUser(tx, id);
+      // The line outlives the account: the audit log keeps no foreign key to it.
+      if (done)
+        await recordAccountEvent(tx, { action: 'user_deleted', userId: id, actor: by, details: { soft } });
+      return done;
+    });
   } catch (error) {
     // The database refuses to leave a workspace with members but no owner (P0001).
     const e = error as { code?: string; message?: string };

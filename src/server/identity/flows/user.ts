@@ -235,7 +235,7 @@ export async function deleteOwnAccount(
     } else if (!proof.email || normalizeEmail(proof.email) !== (user.email ?? '')) {
       throw authError(400, 'email_mismatch', 'Type the e-mail address of this account to confirm');
     }
-    await adminDeleteUser(deps, user.id, false);
+    await adminDeleteUser(deps, user.id, false, { type: 'user', id: user.id });
   });
 }
 
