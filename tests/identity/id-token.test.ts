@@ -89,6 +89,11 @@ beforeAll(async () => {
     EXTERNAL_OIDC_SECRET: 'oidc-secret',
     EXTERNAL_OIDC_URL: issuer.url,
     EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS: allowedIssuer.url,
+    // Apple under its own issuer name, its keys fetched from the stand-in; the iOS app's bundle id.
+    EXTERNAL_APPLE_ENABLED: 'true',
+    EXTERNAL_APPLE_CLIENT_ID: 'com.example.tenantry.web',
+    EXTERNAL_IOS_BUNDLE_ID: 'com.example.tenantry',
+    EXTERNAL_APPLE_JWKS_URL: `${issuer.url}/jwks`,
   });
 });
 afterAll(async () => {
@@ -177,6 +182,38 @@ describe('signing in with an ID token', () => {
       error_code: 'validation_failed',
       msg: 'Custom OIDC provider "" not allowed',
     });
+    expect(await counts()).toEqual(before);
+  });
+
+  test("Apple: the bundle id is an audience, Apple's e-mail counts as verified, either issuer name is read from the token", async () => {
+    const p = person({ email_verified: undefined });
+    const nonce = randomUUID();
+    const token = await issuer.sign(
+      { ...p, nonce: hashed(nonce), is_private_email: true },
+      { iss: 'https://appleid.apple.com', aud: 'com.example.tenantry' },
+    );
+    const { data, error } = await server.client().auth.signInWithIdToken({ provider: 'apple', token, nonce });
+    expect(error).toBeNull();
+    expect(data.user?.email).toBe(p.email);
+    expect(data.user?.email_confirmed_at).toBeTruthy();
+    expect(data.user?.identities?.[0]?.provider).toBe('apple');
+    expect(data.user?.identities?.[0]?.identity_data).toMatchObject({
+      email_verified: true,
+      iss: 'https://appleid.apple.com',
+    });
+
+    const before = await counts();
+    const stated = await grant({
+      provider: 'apple',
+      issuer: 'https://account.apple.com',
+      nonce,
+      id_token: token,
+    });
+    expect(stated.status).toBe(400);
+    expect(stated.body).toMatchObject({ msg: 'Provided issuer does not match ID token issuer' });
+    const foreign = await grant({ provider: 'apple', id_token: await issuer.sign(person()) });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body).toMatchObject({ msg: 'Detected ID token issuer is not an Apple ID token issuer' });
     expect(await counts()).toEqual(before);
   });
 

@@ -70,7 +70,11 @@ export const errors = {
   invalidCredentials: () => authError(400, 'invalid_credentials', 'Invalid login credentials'),
   validation: (message: string) => authError(400, 'validation_failed', message),
   unsupportedGrant: () =>
-    authError(400, 'unsupported_grant_type', 'unsupported_grant_type: use password, refresh_token or pkce'),
+    authError(
+      400,
+      'unsupported_grant_type',
+      'unsupported_grant_type: use password, refresh_token, pkce or id_token',
+    ),
   refreshNotFound: () =>
     authError(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found'),
   refreshAlreadyUsed: () =>
