@@ -1,6 +1,7 @@
 // A password sign-in costs the database as little as possible beside the hash: one prepared
 // statement before it (the attempt counted, the user read) and, when the password is right, one
-// after it (the session opened, the failures cleared). Prepared statements are parsed and planned
+// after it (the session opened, the failures cleared, the audit log's line written); a wrong one
+// is followed by the audit log's line of the failure. Prepared statements are parsed and planned
 // once per connection; planning the user's JSON subqueries cost more than running them.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { call, startTestServer, type TestServer } from '../support/server.js';
@@ -49,7 +50,9 @@ test('a wrong password and an unknown e-mail are the same one prepared statement
       expect(res.body.error_code).toBe('invalid_credentials');
     });
     expect(status).toBe(400);
-    expect(statements.map((s) => s.name)).toEqual(['internal.begin_password_sign_in']);
+    // the attempt, then the failure's line in the security audit log (its own statement: nothing
+    // else changed), alike for both
+    expect(statements.map((s) => s.name)).toEqual(['internal.begin_password_sign_in', 'audit.record']);
   }
   // The wrong password was counted, and the right one still signs in (and clears it).
   const { error } = await server.client().auth.signInWithPassword({ email, password: PASSWORD });

@@ -75,5 +75,6 @@ export function auditInsert(event: AccountEvent, firstParameter = 1): { text: st
 /** Writes one line with `db` (a transaction to be part of its change, or the pool on its own). */
 export async function recordAccountEvent(db: Queryable, event: AccountEvent): Promise<void> {
   const { text, values } = auditInsert(event);
-  await db.query(text, values);
+  // prepared: one text for every line, parsed and planned once per connection
+  await db.query({ name: 'audit.record', text, values });
 }
