@@ -3,7 +3,7 @@
 // recovery codes that stand in for the app (shown once; new ones void the old); and where the
 // account is signed in, with a sign-out for each other session or all of them. Passkeys: add one
 // (the device asks for a fingerprint, face or PIN), see when each was last used, remove one; and a
-// security key instead of the app as the second step.
+// security key or a phone (a code by text message) instead of the app as the second step.
 import { PageHeader } from '@/app/components/page-header';
 import { Badge } from '@/app/components/ui/badge';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
@@ -41,7 +41,9 @@ export default async function SecurityPage() {
               {factor
                 ? factor.factor_type === 'webauthn'
                   ? 'Signing in asks for your security key, or one of your recovery codes.'
-                  : 'Signing in asks for a code from your authenticator app, or one of your recovery codes.'
+                  : factor.factor_type === 'phone'
+                    ? 'Signing in asks for a code we text to your phone, or one of your recovery codes.'
+                    : 'Signing in asks for a code from your authenticator app, or one of your recovery codes.'
                 : 'Use an authenticator app (1Password, Google Authenticator, Authy, …) to make your account harder to break into. Some workspaces require it.'}
             </CardDescription>
           </CardHeader>
@@ -51,6 +53,7 @@ export default async function SecurityPage() {
                 factor ? { id: factor.id, createdAt: factor.created_at, kind: factor.factor_type } : null
               }
               securityKeys={services().identity.deps.mfa.webauthnEnroll}
+              phones={services().identity.deps.phone.sender !== null}
             />
           </CardContent>
         </Card>

@@ -18,6 +18,7 @@ import { RelativeTime } from '@/app/components/relative-time';
 import { Button } from '@/app/components/ui/button';
 import { Field, FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
+import { AddPhoneFactor, usePhoneEnrolment } from '@/app/settings/security/phone-factor-forms';
 
 const initial: EnrolState = {};
 
@@ -74,25 +75,35 @@ export function RecoveryCodes({ codes }: { codes: string[] }) {
 export function TwoStepSettings({
   factor,
   securityKeys,
+  phones = false,
 }: {
   factor: { id: string; createdAt: string; kind: string } | null;
   /** security keys may be set up (MFA_WEBAUTHN_ENROLL_ENABLED) */
   securityKeys: boolean;
+  /** a phone may be the second step (an SMS provider is configured) */
+  phones?: boolean;
 }) {
   const [started, start] = useActionState(startEnrolmentAction, initial);
   const [confirmed, confirm] = useActionState(confirmEnrolmentAction, initial);
   const [keyCodes, setKeyCodes] = useState<string[] | null>(null);
+  const phoneEnrolment = usePhoneEnrolment();
   // A set-up cancelled here: its QR code is forgotten at once (the server removes the factor).
   const [cancelled, setCancelled] = useState<string | null>(null);
   if (confirmed.recoveryCodes) return <RecoveryCodes codes={confirmed.recoveryCodes} />;
   if (keyCodes) return <RecoveryCodes codes={keyCodes} />;
+  const phoneCodes = phoneEnrolment.confirmed.recoveryCodes;
+  if (phoneCodes) return <RecoveryCodes codes={phoneCodes} />;
   if (factor) {
     return (
       <div className="flex flex-col gap-4 sm:flex-row sm:items-center sm:justify-between">
         <p className="flex items-center gap-2 text-sm">
           <ShieldCheck aria-hidden="true" className="size-4 text-primary" />
-          {factor.kind === 'webauthn' ? 'Security key' : 'Authenticator app'}, added{' '}
-          <RelativeTime date={factor.createdAt} />
+          {factor.kind === 'webauthn'
+            ? 'Security key'
+            : factor.kind === 'phone'
+              ? 'Phone'
+              : 'Authenticator app'}
+          , added <RelativeTime date={factor.createdAt} />
         </p>
         <RemoveAuthenticator factorId={factor.id} />
       </div>
@@ -114,6 +125,15 @@ export function TwoStepSettings({
               Or use a security key (a USB or NFC key, or this device&apos;s screen lock) for the second step.
             </p>
             <AddSecurityKeyButton onRecoveryCodes={setKeyCodes} />
+          </div>
+        ) : null}
+        {phones ? (
+          <div className="grid gap-2 border-t pt-4">
+            <h3 className="text-sm font-medium">Or add a phone as a second step</h3>
+            <p className="text-sm text-muted-foreground">
+              We text a code to your phone each time you sign in.
+            </p>
+            <AddPhoneFactor enrolment={phoneEnrolment} />
           </div>
         ) : null}
       </div>

@@ -5,6 +5,7 @@
 import { redirect } from 'next/navigation';
 import { signOutAction } from '@/app/actions/auth';
 import { SecurityKeyStepButton } from '@/app/components/passkey-buttons';
+import { PhoneStepForm } from '@/app/sign-in/two-step/phone-step-form';
 import { SecondStepForm } from '@/app/sign-in/two-step/second-step-form';
 import { localPath, safeNext } from '@/app/lib/redirect-target';
 import { currentUser, halfSignedInUser, services } from '@/app/lib/session';
@@ -23,6 +24,7 @@ export default async function SecondStepPage({
   if (!user) redirect((await currentUser()) ? safeNext(next) : '/sign-in');
   const { factors } = await services().identity.factorsOf(user.userId);
   const usesKey = factors.some((f) => f.status === 'verified' && f.factor_type === 'webauthn');
+  const usesPhone = factors.some((f) => f.status === 'verified' && f.factor_type === 'phone');
   return (
     <>
       <div className="mb-8 text-center">
@@ -31,11 +33,23 @@ export default async function SecondStepPage({
           Signed in as {user.email}.{' '}
           {usesKey
             ? 'Use your security key to continue.'
-            : 'Enter the code from your authenticator app to continue.'}
+            : usesPhone
+              ? 'We text a code to your phone to continue.'
+              : 'Enter the code from your authenticator app to continue.'}
         </p>
       </div>
       <div className="rounded-lg border bg-card p-6 shadow-xs">
-        {usesKey ? (
+        {usesPhone ? (
+          <div className="grid gap-6">
+            <PhoneStepForm next={next} />
+            <div className="border-t pt-4">
+              <p className="mb-3 text-sm text-muted-foreground">
+                No access to your phone? Use one of your recovery codes.
+              </p>
+              <SecondStepForm next={next} recoveryOnly />
+            </div>
+          </div>
+        ) : usesKey ? (
           <div className="grid gap-6">
             <SecurityKeyStepButton next={next} />
             <div className="border-t pt-4">

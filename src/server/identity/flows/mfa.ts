@@ -78,9 +78,26 @@ export interface FactorRow {
 export function renderFactor(
   f: Pick<
     FactorRow,
-    'id' | 'friendly_name' | 'factor_type' | 'status' | 'created_at' | 'updated_at' | 'last_challenged_at'
+    | 'id'
+    | 'friendly_name'
+    | 'factor_type'
+    | 'status'
+    | 'created_at'
+    | 'updated_at'
+    | 'last_challenged_at'
+    | 'phone'
   >,
-) {
+): {
+  id: string;
+  friendly_name: string;
+  factor_type: string;
+  status: 'verified' | 'unverified';
+  created_at: string;
+  updated_at: string;
+  last_challenged_at: string | null;
+  /** a phone factor's number (E.164 digits), as GoTrue lists it */
+  phone?: string;
+} {
   return {
     id: f.id,
     friendly_name: f.friendly_name ?? '',
@@ -89,6 +106,7 @@ export function renderFactor(
     created_at: new Date(f.created_at).toISOString(),
     updated_at: new Date(f.updated_at).toISOString(),
     last_challenged_at: f.last_challenged_at ? new Date(f.last_challenged_at).toISOString() : null,
+    ...(f.phone ? { phone: f.phone } : {}),
   };
 }
 
