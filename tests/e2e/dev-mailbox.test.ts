@@ -110,7 +110,11 @@ test(
     await startLocal();
     const local = await fetch(`http://127.0.0.1:${port}/dev/mailbox`);
     expect(local.status).toBe(200);
-    await expect(local.text()).resolves.toContain('Development mailbox');
+    const text = await local.text();
+    expect(text).toContain('Development mailbox');
+    // Nothing has been sent yet: said in words, not as "the newest 0 messages".
+    expect(text).toContain('The outbox is empty.');
+    expect(text).not.toMatch(/\b0 messages\b/);
     await expect(fetch(`http://${externalAddress()}:${port}/api/health`)).rejects.toThrow();
     await stopLocal();
   },
