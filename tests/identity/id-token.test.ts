@@ -367,6 +367,31 @@ describe('refusals change nothing', () => {
   });
 });
 
+describe('attempts per address', () => {
+  test('an address past RATE_LIMIT_SIGNIN_PER_ADDRESS is refused with 429 before the token is looked at', async () => {
+    const limited = await startTestServer({
+      EXTERNAL_OIDC_ENABLED: 'true',
+      EXTERNAL_OIDC_CLIENT_ID: OIDC_CLIENT,
+      EXTERNAL_OIDC_SECRET: 'oidc-secret',
+      EXTERNAL_OIDC_URL: issuer.url,
+      RATE_LIMIT_SIGNIN_PER_ADDRESS: '2',
+    });
+    try {
+      const attempt = async () =>
+        call(limited, 'POST', '/auth/v1/token?grant_type=id_token', {
+          body: { provider: 'oidc', id_token: await issuer.sign(person()) },
+        });
+      expect((await attempt()).status).toBe(200);
+      expect((await attempt()).status).toBe(200);
+      const third = await attempt();
+      expect(third.status).toBe(429);
+      expect(third.body).toMatchObject({ error_code: 'over_request_rate_limit' });
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('existing accounts, as provider sign-in decides', () => {
   test('a verified address joins the account that confirmed it', async () => {
     const p = person();

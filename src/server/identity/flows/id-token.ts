@@ -19,6 +19,7 @@ import {
   type KeySettings,
 } from '../oauth/id-token-verify.js';
 import { oauthErrors } from './oauth.js';
+import { enforceLimits } from '../rate-limit.js';
 import { openSession } from '../sessions.js';
 import { tokenResponse, type IdentityDeps, type RequestContext, type TokenResponse } from './context.js';
 
@@ -205,6 +206,18 @@ export async function idTokenGrant(
     if (caller.kind !== 'user') throw idTokenErrors.linkNeedsUser();
     if (!deps.oauth.manualLinking) throw oauthErrors.manualLinkingDisabled();
     linkingUserId = caller.claims.sub;
+  }
+  if (context.ip) {
+    // Each attempt may fetch an issuer's keys and write an account: counted per address, with the
+    // same limit as starting a provider sign-in.
+    const limits = deps.settings.rateLimits;
+    await enforceLimits(deps.pool, [
+      {
+        bucket: `id_token:ip:${context.ip}`,
+        max: limits.signInPerAddress,
+        windowSeconds: limits.windowSeconds,
+      },
+    ]);
   }
   const chosen = chooseProvider(settings, input);
   let claims: JWTPayload;

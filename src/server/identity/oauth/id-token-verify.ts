@@ -23,6 +23,14 @@ type KeySet = ReturnType<typeof createRemoteJWKSet>;
 // (and again at once, within jose's cooldown, when a token names a kid not yet seen).
 const keySets = new Map<string, KeySet>();
 const discovered = new Map<string, { jwksUrl: string; until: number }>();
+// Microsoft's issuers are one per tenant and the token names the tenant, so the caches are
+// bounded: past this many entries the oldest goes.
+const MAX_CACHED = 256;
+
+function remember<V>(cache: Map<string, V>, key: string, value: V): void {
+  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+  cache.set(key, value);
+}
 
 function keySet(url: string, settings: KeySettings): KeySet {
   const key = `${url} ${settings.timeoutMs} ${settings.cacheMs}`;
@@ -32,7 +40,7 @@ function keySet(url: string, settings: KeySettings): KeySet {
       timeoutDuration: settings.timeoutMs,
       cacheMaxAge: settings.cacheMs,
     });
-    keySets.set(key, set);
+    remember(keySets, key, set);
   }
   return set;
 }
@@ -50,7 +58,7 @@ async function discoverKeys(issuer: string, settings: KeySettings): Promise<stri
   if (document.issuer !== issuer || typeof document.jwks_uri !== 'string') {
     throw new IdTokenRejected(`discovery of ${issuer} names another issuer or no jwks_uri`);
   }
-  discovered.set(issuer, { jwksUrl: document.jwks_uri, until: Date.now() + settings.cacheMs });
+  remember(discovered, issuer, { jwksUrl: document.jwks_uri, until: Date.now() + settings.cacheMs });
   return document.jwks_uri;
 }
 
