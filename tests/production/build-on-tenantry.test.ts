@@ -17,7 +17,7 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createClient, type SupabaseClient } from '@supabase/supabase-js';
+import { createClient, type RealtimeChannel, type SupabaseClient } from '@supabase/supabase-js';
 import ts from 'typescript';
 import ws from 'ws';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -84,7 +84,7 @@ describe('the guide, step by step', () => {
       'npm run db:lint',
       `FREE_PLAN_LIMITS='{"tasks": 3}'`,
     ]);
-    expect([sql.length, typescript.length, tsx.length]).toEqual([1, 2, 1]);
+    expect([sql.length, typescript.length, tsx.length]).toEqual([2, 3, 1]);
   });
 
   test('1-5: create the migration, add to it, apply it, generate the types, ask the advisor', async () => {
@@ -93,7 +93,8 @@ describe('the guide, step by step', () => {
     expect(files).toHaveLength(1);
     expect(files[0]).toMatch(/^\d{14}_create_tasks\.sql$/);
     expect(created.stdout).toContain(files[0]);
-    appendFileSync(path.join(migrations, files[0]!), `\n${sql[0]}`);
+    // Step 2's additions, and step 10's broadcast trigger, which goes in before applying too.
+    appendFileSync(path.join(migrations, files[0]!), `\n${sql[0]}\n${sql[1]}`);
 
     const applied = await command(shell[1]!);
     expect(applied.stdout).toContain(`applied app/${files[0]}`);
@@ -253,5 +254,44 @@ describe('8: two users of different workspaces, through supabase-js', () => {
       'Write the guide',
     ]);
     expect(await workspaceTasks(user, bobWorkspace)).toEqual([]);
+  });
+
+  test("10: a task's change is broadcast on its workspace's channel, to its members only", async () => {
+    const changed: { title: string; done_at: string | null }[] = [];
+    const body = typescript[2]!;
+    const js = ts.transpileModule(`return (() => { ${body}; return channel; })();`, {
+      compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.None },
+    }).outputText;
+    const channel = (
+      new Function('supabase', 'workspaceId', 'onTaskChanged', js) as (
+        s: SupabaseClient,
+        w: string,
+        on: (record: { title: string; done_at: string | null }) => void,
+      ) => RealtimeChannel
+    )(ada, adaWorkspace, (record) => changed.push(record));
+    const deadline = Date.now() + 10_000;
+    while (channel.state !== 'joined') {
+      if (Date.now() > deadline) throw new Error(`the guide's channel did not join: ${channel.state}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // Bob is no member of Ada's workspace: his join is refused.
+    const refused = await new Promise<string>((resolve) =>
+      bob.channel(`workspace:${adaWorkspace}`, { config: { private: true } }).subscribe((status) => {
+        if (status !== 'SUBSCRIBED' && status !== 'CHANNEL_ERROR') return;
+        resolve(status);
+      }),
+    );
+    expect(refused).toBe('CHANNEL_ERROR');
+    const { data: tasks } = await ada.from('tasks').select('id').eq('title', 'Two');
+    expect((await ada.rpc('complete_task', { task_id: tasks![0]!.id })).error).toBeNull();
+    while (changed.length === 0) {
+      if (Date.now() > deadline + 10_000) throw new Error('no broadcast of the change arrived');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(changed).toHaveLength(1);
+    expect(changed[0]!.title).toBe('Two');
+    expect(changed[0]!.done_at).toBeTruthy();
+    await ada.removeAllChannels();
+    await bob.removeAllChannels();
   });
 });
