@@ -102,7 +102,12 @@ describe('a caller in many workspaces, one of which holds most rows', () => {
     );
     // subscriptions has one row per workspace; invitations have no index the array could drive.
     // A new table of workspace rows belongs in this list, with the setting (docs/data-model.md).
-    expect(r.rows.map((row) => row.table)).toEqual(['activity_events', 'projects', 'workspace_members']);
+    expect(r.rows.map((row) => row.table)).toEqual([
+      'activity_events',
+      'audit_events',
+      'projects',
+      'workspace_members',
+    ]);
     for (const row of r.rows) expect(row.options ?? [], row.table).toContain('n_distinct=1000');
   });
 });
