@@ -206,6 +206,29 @@ describe('realtime.send', () => {
   });
 });
 
+describe('a join', () => {
+  test('hears only what commits after it, even what an older transaction still holds back', async () => {
+    // A transaction that has taken an id and stays open holds every later one back from readers.
+    const held = await server.pool.connect();
+    try {
+      await held.query('begin');
+      await held.query('select pg_current_xact_id()');
+      await server.pool.query(`select realtime.send('{"n": 1}'::jsonb, 'before', 'held-back', false)`);
+      const channel = realtimeClient(server).channel('held-back');
+      const got = collect(channel);
+      expect((await subscribe(channel)).status).toBe('SUBSCRIBED');
+      await held.query('commit');
+      await server.pool.query(`select realtime.send('{"n": 2}'::jsonb, 'after', 'held-back', false)`);
+      await until(() => got.length > 0, 'the message sent after the join');
+      await sleep(300);
+      expect(got.map((m) => m.event)).toEqual(['after']);
+      await channel.unsubscribe();
+    } finally {
+      held.release();
+    }
+  });
+});
+
 describe('realtime.broadcast_changes', () => {
   test('a row trigger sends INSERT, UPDATE and DELETE as realtime-js types them', async () => {
     await server.pool.query(`
