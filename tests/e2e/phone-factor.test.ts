@@ -108,3 +108,41 @@ test(
     expect(aal.rows[0]!.aal).toBe('aal2');
   },
 );
+
+test('signing in with a phone: a code texted to the number signs in', { timeout: 120_000 }, async () => {
+  // An account known by its phone, made and confirmed through the API as supabase-js would.
+  const number = '+447700900456';
+  const api = (path: string, body: unknown) =>
+    fetch(url(`/auth/v1${path}`), {
+      method: 'POST',
+      headers: { apikey: suite.app.env.PROJECT_API_KEY!, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  expect((await api('/otp', { phone: number })).status).toBe(200);
+  const confirmed = await api('/verify', {
+    type: 'sms',
+    phone: number,
+    token: twilio.to(number).at(-1)!.code,
+  });
+  expect(confirmed.status).toBe(200);
+  await suite.db.query('delete from internal.mail_frequency');
+
+  await inEveryLook(suite.browser, suite.app.url, async (p, look) => {
+    await p.goto(url('/sign-in/phone'));
+    await p.getByLabel('Mobile number').waitFor();
+    expect(await seriousViolations(p), look).toEqual([]);
+    expect((await sidewaysOverflow(p)).by, look).toBe(0);
+    await shoot(p, `phone-sign-in-${look}`);
+  });
+
+  const visitor = await suite.browser.newPage();
+  await visitor.goto(url('/sign-in'));
+  await visitor.getByRole('link', { name: 'Text me a code' }).click();
+  await visitor.getByLabel('Mobile number').fill('+44 7700 900456');
+  await visitor.getByRole('button', { name: 'Text me a sign-in code' }).click();
+  await visitor.getByText('If an account uses +447700900456, we texted it a code.').waitFor();
+  await visitor.getByLabel('Code from the text message').fill(twilio.to(number).at(-1)!.code!);
+  await visitor.getByRole('button', { name: 'Sign in with code' }).click();
+  await visitor.waitForURL('**/workspaces');
+  await visitor.close();
+});

@@ -56,6 +56,17 @@ export default async function SignInPage({
         >
           E-mail me a sign-in link or code
         </Link>
+        {services().identity.deps.phone.sender ? (
+          <>
+            {' · '}
+            <Link
+              className="underline"
+              href={next ? `/sign-in/phone?next=${encodeURIComponent(next)}` : '/sign-in/phone'}
+            >
+              Text me a code
+            </Link>
+          </>
+        ) : null}
       </p>
     </>
   );
