@@ -367,28 +367,50 @@ describe('refusals change nothing', () => {
   });
 });
 
-describe('attempts per address', () => {
-  test('an address past RATE_LIMIT_SIGNIN_PER_ADDRESS is refused with 429 before the token is looked at', async () => {
-    const limited = await startTestServer({
+describe('a server with manual linking off and 2 attempts per address', () => {
+  let limited: TestServer;
+  beforeAll(async () => {
+    limited = await startTestServer({
       EXTERNAL_OIDC_ENABLED: 'true',
       EXTERNAL_OIDC_CLIENT_ID: OIDC_CLIENT,
       EXTERNAL_OIDC_SECRET: 'oidc-secret',
       EXTERNAL_OIDC_URL: issuer.url,
       RATE_LIMIT_SIGNIN_PER_ADDRESS: '2',
     });
-    try {
-      const attempt = async () =>
-        call(limited, 'POST', '/auth/v1/token?grant_type=id_token', {
-          body: { provider: 'oidc', id_token: await issuer.sign(person()) },
-        });
-      expect((await attempt()).status).toBe(200);
-      expect((await attempt()).status).toBe(200);
-      const third = await attempt();
-      expect(third.status).toBe(429);
-      expect(third.body).toMatchObject({ error_code: 'over_request_rate_limit' });
-    } finally {
-      await limited.close();
-    }
+  });
+  afterAll(async () => {
+    await limited?.close();
+  });
+  const attempt = async (body: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+    call(limited, 'POST', '/auth/v1/token?grant_type=id_token', {
+      body: { provider: 'oidc', id_token: await issuer.sign(person()), ...body },
+      headers,
+    });
+
+  test('link_identity is refused as every other link is: 404 manual_linking_disabled', async () => {
+    const email = `linker-${randomUUID()}@example.com`;
+    await limited
+      .adminClient()
+      .auth.admin.createUser({ email, password: 'correct horse battery', email_confirm: true });
+    const owner = await limited
+      .client()
+      .auth.signInWithPassword({ email, password: 'correct horse battery' });
+    const { rows } = await limited.pool.query('select count(*)::int n from auth.identities');
+    const answer = await attempt(
+      { link_identity: true },
+      { authorization: `Bearer ${owner.data.session!.access_token}` },
+    );
+    expect(answer.status).toBe(404);
+    expect(answer.body).toMatchObject({ error_code: 'manual_linking_disabled' });
+    expect((await limited.pool.query('select count(*)::int n from auth.identities')).rows).toEqual(rows);
+  });
+
+  test('an address past RATE_LIMIT_SIGNIN_PER_ADDRESS is refused with 429 before the token is looked at', async () => {
+    expect((await attempt()).status).toBe(200);
+    expect((await attempt()).status).toBe(200);
+    const third = await attempt();
+    expect(third.status).toBe(429);
+    expect(third.body).toMatchObject({ error_code: 'over_request_rate_limit' });
   });
 });
 
