@@ -124,7 +124,7 @@ describe('npm run db:lint', () => {
     for (const mistake of [...MISTAKES, UNTYPED]) {
       expect(table.stdout).toMatch(new RegExp(`^${mistake.id}\\s+(ERROR|WARN|INFO)\\s+`, 'm'));
     }
-    expect(table.stdout).toMatch(/^5 errors, \d+ warnings?, \d+ notes?\.$/m);
+    expect(table.stdout).toMatch(/^6 errors, \d+ warnings?, \d+ notes?\.$/m);
 
     const json = await lint(fixtureUrl, ['--json', '--types', fixtureTypes]);
     expect(json.code).toBe(1);
@@ -132,7 +132,7 @@ describe('npm run db:lint', () => {
     expect(parsed.findings).toEqual(
       await runAdvisor(fixture, { schemas: ['public'], typesPath: fixtureTypes }),
     );
-    expect(parsed.counts.ERROR).toBe(5);
+    expect(parsed.counts.ERROR).toBe(6);
   }, 60_000);
 
   test('exits 0 on the project’s own schema; bad usage exits 2 and names the problem', async () => {

@@ -42,6 +42,20 @@ export const MISTAKES: Mistake[] = [
                                     where m.user_id = (select auth.uid())));`,
   },
   {
+    // Only rows of no workspace (workspace_id is null) pass by the lock; rows of one do not.
+    id: 'policy_bypasses_mfa_lock',
+    object: 'public.lint_own_events policy own_read',
+    sql: `create table public.lint_own_events (
+            id uuid primary key,
+            workspace_id uuid references public.workspaces (id) on delete cascade,
+            user_id uuid);
+          create index on public.lint_own_events (workspace_id);
+          alter table public.lint_own_events enable row level security, force row level security;
+          grant select on public.lint_own_events to authenticated;
+          create policy own_read on public.lint_own_events for select to authenticated
+            using (workspace_id is not null and user_id = (select auth.uid()));`,
+  },
+  {
     id: 'security_definer_search_path',
     object: 'internal.lint_count_members(ws uuid)',
     sql: `create function internal.lint_count_members(ws uuid) returns bigint

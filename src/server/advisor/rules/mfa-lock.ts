@@ -8,7 +8,9 @@
 // permissive policy that applies to authenticated must admit rows only through the lock. An
 // expression does when each of its OR arms does; an arm that is an AND does when one of its
 // conjuncts does; anything else does when it calls a lock-aware function: the tenancy API, or a
-// function whose body calls it or reads the session's aal claim. A restrictive policy for the same
+// function whose body calls it or reads the session's aal claim. A conjunct `<workspace column> is
+// null` passes too: such rows belong to no workspace, so no workspace's lock is passed by (the
+// audit log's account events, read by the account they are about). A restrictive policy for the same
 // command that calls a lock-aware function guards the table: the exceptions it writes out (an
 // invitation to the caller's own address) are deliberate, so its permissive policies are not judged.
 import type { Queryable } from '../../db/pool.js';
@@ -64,20 +66,36 @@ async function lockAwareFunctions(db: Queryable): Promise<Set<string>> {
 
 type Verdict = { through: true } | { through: false; arm: string };
 
+/** Whether tokens [from, to) say `<column> is null`: rows of no workspace. */
+function noWorkspace(expression: Expression, column: string, from: number, to: number): boolean {
+  [from, to] = unwrap(expression, from, to);
+  const name = column.replace(/^"|"$/g, '');
+  return new RegExp(`^"?${name}"?\\s+is\\s+null$`, 'i').test(textOf(expression, from, to).trim());
+}
+
 /** Whether tokens [from, to) admit a row only through the lock; if not, the first arm that does not. */
-function throughLock(expression: Expression, aware: Set<string>, from: number, to: number): Verdict {
+function throughLock(
+  expression: Expression,
+  aware: Set<string>,
+  column: string,
+  from: number,
+  to: number,
+): Verdict {
   [from, to] = unwrap(expression, from, to);
   const ors = splitAt(expression, from, to, 'or');
   if (ors.length > 1) {
     for (const [a, b] of ors) {
-      const verdict = throughLock(expression, aware, a, b);
+      const verdict = throughLock(expression, aware, column, a, b);
       if (!verdict.through) return verdict;
     }
     return { through: true };
   }
   const ands = splitAt(expression, from, to, 'and');
   if (ands.length > 1) {
-    return ands.some(([a, b]) => throughLock(expression, aware, a, b).through)
+    return ands.some(
+      ([a, b]) =>
+        noWorkspace(expression, column, a, b) || throughLock(expression, aware, column, a, b).through,
+    )
       ? { through: true }
       : { through: false, arm: textOf(expression, from, to) };
   }
@@ -129,7 +147,7 @@ export const mfaLockBypass: Rule = {
         if (!policy.permissive || guarded(guards, policy.command)) continue;
         for (const { clause, text } of expressionsOf(policy)) {
           const expression = parseExpression(text);
-          const verdict = throughLock(expression, aware, 0, expression.tokens.length);
+          const verdict = throughLock(expression, aware, table.column, 0, expression.tokens.length);
           if (verdict.through) continue;
           findings.push({
             id: this.id,
