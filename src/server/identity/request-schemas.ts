@@ -96,6 +96,8 @@ export const updateUserBody = z.object({
   current_password: password.nullish(),
   nonce: optionalText,
   data: metadata.optional(),
+  phone: z.string({ error: 'must be a string' }).optional(),
+  channel: optionalText,
   app_metadata: z.unknown().optional(),
   code_challenge: optionalText,
   code_challenge_method: optionalText,
@@ -107,8 +109,6 @@ export const adminCreateBody = z.object({
   id: z.string().max(100).optional(),
   email,
   password: password.optional(),
-  phone: z.string({ error: 'must be a string' }).optional(),
-  channel: optionalText,
   /** an existing argon2 hash instead of a password (moving users over) */
   password_hash: z.string().max(1024).optional(),
   email_confirm: z.boolean().optional(),
