@@ -25,7 +25,9 @@ async function rename(owner: TestUser, id: string, slug: string) {
 }
 
 async function renameForGood(owner: TestUser, id: string, slug: string) {
-  await asUser(pool, owner, (tx) => tx.query('update public.workspaces set slug = $2 where id = $1', [id, slug]));
+  await asUser(pool, owner, (tx) =>
+    tx.query('update public.workspaces set slug = $2 where id = $1', [id, slug]),
+  );
 }
 
 const leadsTo = (user: TestUser, old: string) =>
