@@ -449,6 +449,7 @@ function pages(): { name: string; path: string; as: 'owner' | 'visitor' | 'halfw
     { name: 'members', path: `/w/${slug}/members`, as: 'owner' },
     { name: 'settings', path: `/w/${slug}/settings`, as: 'owner' },
     { name: 'billing', path: `/w/${slug}/billing`, as: 'owner' },
+    { name: 'audit-log', path: `/w/${slug}/audit`, as: 'owner' },
     { name: 'profile', path: '/settings/profile', as: 'owner' },
     { name: 'notifications', path: '/settings/notifications', as: 'owner' },
     { name: 'security', path: '/settings/security', as: 'owner' },
