@@ -192,6 +192,8 @@ export interface Config {
   idToken: IdTokenDeps;
   /** signed-in users may link and unlink identities (SECURITY_MANUAL_LINKING_ENABLED) */
   manualLinking: boolean;
+  /** Tenantry as an OAuth 2.1 authorization server for other applications (docs/decisions/0092) */
+  oauthServer: OAuthServerConfig;
   mfa: MfaConfig;
   /** passkeys and WebAuthn second factors: the relying party and limits (docs/decisions/0090) */
   webauthn: WebAuthnConfig;
@@ -346,6 +348,14 @@ export interface MfaConfig {
   challengeExpirySeconds: number;
   /** factors per user, verified or not */
   maxEnrolledFactors: number;
+}
+
+/** The OAuth 2.1 authorization server (GoTrue's [auth.oauth_server]). */
+export interface OAuthServerConfig {
+  /** the admin API for its clients is served (OAUTH_SERVER_ENABLED) */
+  enabled: boolean;
+  /** redirect URIs one client may register (OAUTH_SERVER_MAX_REDIRECT_URIS) */
+  maxRedirectUris: number;
 }
 
 /** Passkeys and WebAuthn factors (GoTrue's [auth.passkey] and [auth.webauthn]). */
@@ -563,6 +573,8 @@ const envSchema = z.object({
   SECURE_PASSWORD_CHANGE: boolFlag.default(false),
   REQUIRE_CURRENT_PASSWORD: boolFlag.default(false),
   SECURITY_MANUAL_LINKING_ENABLED: boolFlag.default(false),
+  OAUTH_SERVER_ENABLED: boolFlag.default(false),
+  OAUTH_SERVER_MAX_REDIRECT_URIS: positiveInt.max(100).default(10),
   ID_TOKEN_JWKS_TIMEOUT_MS: positiveInt.min(100).max(60_000).default(5000),
   ID_TOKEN_JWKS_CACHE_MS: positiveInt.min(1000).max(86_400_000).default(600_000),
   MAIL_TEMPLATES_DIR: z.string().min(1).optional(),
@@ -1175,6 +1187,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     oauthProviders,
     idToken,
     manualLinking: e.SECURITY_MANUAL_LINKING_ENABLED,
+    oauthServer: { enabled: e.OAUTH_SERVER_ENABLED, maxRedirectUris: e.OAUTH_SERVER_MAX_REDIRECT_URIS },
     mfa: {
       encryptionKey: e.MFA_ENCRYPTION_KEY ?? secrets.JWT_SECRET,
       challengeExpirySeconds: e.MFA_CHALLENGE_EXPIRY,

@@ -20,7 +20,11 @@ export type AccountAction =
   | 'factor_deleted'
   | 'verification_attempted'
   | 'passkey_created'
-  | 'passkey_deleted';
+  | 'passkey_deleted'
+  | 'oauth_client_created'
+  | 'oauth_client_updated'
+  | 'oauth_client_deleted'
+  | 'oauth_client_secret_regenerated';
 
 export interface AccountEvent {
   action: AccountAction;

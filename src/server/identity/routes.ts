@@ -48,6 +48,7 @@ import { LINK_BINDING_COOKIE, linkBindingCookieOptions, newLinkBinding } from '.
 import { KNOWN_PROVIDERS } from './oauth/providers.js';
 import type { VerifyInput } from './flows/verify.js';
 import { renderUser } from './users.js';
+import * as oauthClients from './oauth-server/clients.js';
 import { answerUnserved, refuseHead, ServedMethods } from './unserved.js';
 import type { Logger } from 'pino';
 
@@ -185,6 +186,21 @@ function pagingParameter(name: string, raw: string | undefined, fallback: number
   const value = /^[0-9]{1,9}$/.test(raw) ? Number(raw) : 0;
   if (value < 1) throw errors.validation(`${name} must be a whole number from 1`);
   return value;
+}
+
+/** GoTrue's Link header for a listing: next (when there is one) and last. */
+function pageLinks(requestUrl: string, page: number, perPage: number, total: number): string {
+  // GoTrue's count of pages: 0 when there is nothing (supabase-js reports it as lastPage).
+  const lastPage = Math.ceil(total / perPage);
+  const base = new URL(requestUrl);
+  const link = (p: number, rel: string) => {
+    base.searchParams.set('page', String(p));
+    base.searchParams.set('per_page', String(perPage));
+    return `<${base.pathname}${base.search}>; rel="${rel}"`;
+  };
+  const links = [link(lastPage, 'last')];
+  if (page < lastPage) links.unshift(link(page + 1, 'next'));
+  return links.join(', ');
 }
 
 function banUntil(duration: string | undefined): Date | null | undefined {
@@ -647,19 +663,9 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     const page = pagingParameter('page', c.req.query('page'), 1);
     const perPage = Math.min(pagingParameter('per_page', c.req.query('per_page'), 50), MAX_PER_PAGE);
     const { users, total } = await service.adminListUsers(page, perPage);
-    // GoTrue's count of pages: 0 when there are no users (supabase-js reports it as lastPage).
-    const lastPage = Math.ceil(total / perPage);
-    const base = new URL(c.req.url);
-    const link = (p: number, rel: string) => {
-      base.searchParams.set('page', String(p));
-      base.searchParams.set('per_page', String(perPage));
-      return `<${base.pathname}${base.search}>; rel="${rel}"`;
-    };
-    const links = [link(lastPage, 'last')];
-    if (page < lastPage) links.unshift(link(page + 1, 'next'));
     return c.json({ users: users.map(renderUser), aud: 'authenticated' }, 200, {
       'x-total-count': String(total),
-      link: links.join(', '),
+      link: pageLinks(c.req.url, page, perPage, total),
     });
   });
 
@@ -708,6 +714,47 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
     await service.adminDeleteUser(id, soft);
     return c.json({});
   });
+
+  // The OAuth 2.1 server's client administration (oauth-server/clients.ts), only when it is on:
+  // otherwise these paths answer 404 like any other path not served.
+  if (service.deps.oauthServer.enabled) {
+    const { pool, oauthServer } = service.deps;
+    app.get('/admin/oauth/clients', async (c) => {
+      requireAdmin(c.get('caller'));
+      const page = pagingParameter('page', c.req.query('page'), 1);
+      const perPage = Math.min(pagingParameter('per_page', c.req.query('per_page'), 50), MAX_PER_PAGE);
+      const { clients, total } = await oauthClients.listClients(pool, page, perPage);
+      return c.json({ clients, aud: 'authenticated' }, 200, {
+        'x-total-count': String(total),
+        link: pageLinks(c.req.url, page, perPage, total),
+      });
+    });
+    app.post('/admin/oauth/clients', async (c) => {
+      requireAdmin(c.get('caller'));
+      const input = parseWith(oauthClients.createClientBody, await readJsonBody(c.req.raw));
+      return c.json(await oauthClients.createClient(pool, oauthServer, input), 201);
+    });
+    app.get('/admin/oauth/clients/:clientId', async (c) => {
+      requireAdmin(c.get('caller'));
+      return c.json(await oauthClients.getClient(pool, oauthClients.clientIdParam(c.req.param('clientId'))));
+    });
+    app.put('/admin/oauth/clients/:clientId', async (c) => {
+      requireAdmin(c.get('caller'));
+      const id = oauthClients.clientIdParam(c.req.param('clientId'));
+      const input = parseWith(oauthClients.updateClientBody, await readJsonBody(c.req.raw));
+      return c.json(await oauthClients.updateClient(pool, oauthServer, id, input));
+    });
+    app.delete('/admin/oauth/clients/:clientId', async (c) => {
+      requireAdmin(c.get('caller'));
+      await oauthClients.deleteClient(pool, oauthClients.clientIdParam(c.req.param('clientId')));
+      return c.body(null, 204);
+    });
+    app.post('/admin/oauth/clients/:clientId/regenerate_secret', async (c) => {
+      requireAdmin(c.get('caller'));
+      const id = oauthClients.clientIdParam(c.req.param('clientId'));
+      return c.json(await oauthClients.regenerateSecret(pool, id));
+    });
+  }
 
   // What no route above serves: 405 for another method on a served path, else 404.
   served.learn(app.routes);

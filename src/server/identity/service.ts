@@ -79,6 +79,7 @@ export function identityDepsFrom(config: Config, pool: Pool, signer: TokenSigner
       },
     },
     oauth: { providers: config.oauthProviders, manualLinking: config.manualLinking, idToken: config.idToken },
+    oauthServer: config.oauthServer,
     mfa: {
       keys: createMfaKeys(config.mfa.encryptionKey),
       defaultIssuer: new URL(email.siteUrl).host,

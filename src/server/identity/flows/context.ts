@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Pool, Queryable } from '../../db/pool.js';
 import { clientAddress } from '../../http/client-address.js';
 import type { HeaderReader } from '../../http/headers.js';
-import type { RateLimits } from '../../config.js';
+import type { OAuthServerConfig, RateLimits } from '../../config.js';
 import { signAccessToken, type AccessTokenClaims, type TokenSigner } from '../access-tokens.js';
 import type { EmailActionSettings } from '../email-actions.js';
 import type { MfaSettings } from './mfa.js';
@@ -51,6 +51,8 @@ export interface IdentityDeps {
   email: EmailActionSettings;
   /** sign-in with OAuth/OIDC providers: the enabled ones (EXTERNAL_*) */
   oauth: { providers: OAuthProvider[]; manualLinking: boolean; idToken: IdTokenDeps };
+  /** the OAuth 2.1 authorization server: on or off, and its clients' limits */
+  oauthServer: OAuthServerConfig;
   /** TOTP factors: the sealing key, limits and expiries */
   mfa: MfaSettings;
   /** passkeys: the relying party, the switch and limits */
