@@ -139,6 +139,8 @@ export interface Config {
   /** seconds during which the parent of the active refresh token still gets that same child */
   refreshTokenReuseIntervalSeconds: number;
   projectApiKey: string;
+  /** requests one workspace API key may make per minute (sliding window, all instances) */
+  apiKeyRequestsPerMinute: number;
   serviceRoleKey: string;
   paymentWebhookSecret: string;
   cronSecret: string;
@@ -535,6 +537,7 @@ const envSchema = z.object({
   RATE_LIMIT_VERIFY_FAILURES: positiveInt.default(30),
   RATE_LIMIT_MFA_FAILURES: positiveInt.default(5),
   RATE_LIMIT_PASSWORD_CHANGES: positiveInt.default(10),
+  API_KEY_REQUESTS_PER_MINUTE: positiveInt.default(600),
   METADATA_MAX_BYTES: positiveInt.min(256).max(1_048_576).default(4096),
   VERIFIED_TOKEN_CACHE_BYTES: z.coerce
     .number()
@@ -1061,6 +1064,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     refreshTokenTtlSeconds: e.REFRESH_TOKEN_TTL,
     refreshTokenReuseIntervalSeconds: e.REFRESH_TOKEN_REUSE_INTERVAL,
     projectApiKey: secrets.PROJECT_API_KEY,
+    apiKeyRequestsPerMinute: e.API_KEY_REQUESTS_PER_MINUTE,
     serviceRoleKey: secrets.SERVICE_ROLE_KEY,
     paymentWebhookSecret: secrets.PAYMENT_WEBHOOK_SECRET,
     cronSecret: secrets.CRON_SECRET,

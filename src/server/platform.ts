@@ -24,6 +24,7 @@ import { createTokenSigner } from './identity/access-tokens.js';
 import { IDENTITY_BASE_PATH, identityRoutes } from './identity/routes.js';
 import { createTokenHandler } from './identity/token-endpoint.js';
 import { IdentityService, identityDepsFrom } from './identity/service.js';
+import { createWorkspaceKeyVerifier } from './identity/workspace-keys.js';
 import type { Logger } from './logger.js';
 import { openApiDocument } from './openapi.js';
 import { createStorage } from './storage/service.js';
@@ -102,6 +103,11 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
   });
   const identity = new IdentityService(identityDepsFrom(config, pool, signer));
   const keys = { projectApiKey: config.projectApiKey, serviceRoleKey: config.serviceRoleKey };
+  // Workspace API keys act on data (rest, storage, realtime), never on accounts (/auth/v1).
+  const dataKeys = {
+    ...keys,
+    workspaceKeys: createWorkspaceKeyVerifier(pool, { requestsPerMinute: config.apiKeyRequestsPerMinute }),
+  };
 
   const app = new Hono<{ Bindings: HttpBindings; Variables: RequestIdVariables }>();
 
@@ -218,7 +224,7 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
   const dataApi = createDataApi({
     pool,
     schemaCache,
-    keys,
+    keys: dataKeys,
     signer,
     logger,
     limits: config.dataApi,
@@ -271,9 +277,9 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
   const webhookListener = serveOnNode(webhook, logger, { cors: false });
   const tokenListener = serveOnNode(tokenHandler, logger);
   // File storage streams request and response bodies, so it is served on node:http only.
-  const storage = createStorage(config, pool, logger, keys, signer);
+  const storage = createStorage(config, pool, logger, dataKeys, signer);
   // Realtime's socket comes through the server's upgrade router (main.ts), its HTTP API here.
-  const realtime = createRealtime({ config, pool, logger, keys, signer });
+  const realtime = createRealtime({ config, pool, logger, keys: dataKeys, signer });
   const listener = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (isDataApiRequest(req)) return dataApiListener(req, res);
     if (isStorageRequest(req.url ?? '')) return storage.listener(req, res);

@@ -121,6 +121,8 @@ export function statementTimedOut(): HttpError {
 
 /** The identity module reports token problems with its own codes; the data API speaks PGRST30x. */
 export function fromAuthError(error: HttpError): HttpError {
+  // A workspace API key past its allowance: a wait, not a credential problem.
+  if (error.status === 429) return error;
   if (error.code === 'invalid_api_key') {
     return new HttpError(401, 'Invalid API key', {
       code: 'PGRST301',

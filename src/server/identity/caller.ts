@@ -1,7 +1,8 @@
 // In charge of deciding who is calling, for every /auth/v1 and /rest/v1 request: the apikey
-// header must name a project key, and the Authorization bearer (a key, a user access token, or
-// a token we signed that names an admin role) decides the database role. Shared by the identity
-// service and the data API.
+// header must name a project key, and the Authorization bearer (a key, a user access token, a
+// workspace API key where the keys carry its verifier, or a token we signed that names an admin
+// role) decides the database role. Shared by the identity service, the data API, storage and
+// realtime.
 import {
   isAdminToken,
   verifyAccessToken,
@@ -10,11 +11,14 @@ import {
 } from './access-tokens.js';
 import { errors } from './errors.js';
 import { digestsEqual, secretDigest } from './secrets.js';
+import { looksLikeWorkspaceKey, type WorkspaceKeyVerifier } from './workspace-keys.js';
 import type { HeaderReader } from '../http/headers.js';
 
 export interface ProjectKeys {
   projectApiKey: string;
   serviceRoleKey: string;
+  /** workspace API keys (decision 0091): given to the data API, storage and realtime, not /auth/v1 */
+  workspaceKeys?: WorkspaceKeyVerifier;
 }
 
 export type Caller =
@@ -60,6 +64,21 @@ export async function resolveCaller(
   const bearer = match[1]!;
   const bearerKey = keyRole(bearer, keys);
   if (bearerKey) return bearerKey;
+  if (looksLikeWorkspaceKey(bearer)) {
+    if (!keys.workspaceKeys) throw errors.badJwt('API keys are not accepted here');
+    const key = await keys.workspaceKeys.verify(bearer);
+    // The key's principal, in the shape of a user's claims, so every path treats it as one.
+    const keyClaims = {
+      ...key,
+      iss: signer.issuer,
+      iat: Math.floor(Date.now() / 1000),
+      email: '',
+      phone: '',
+      amr: [],
+      session_id: '',
+    } as AccessTokenClaims & { role: 'authenticated' };
+    return { kind: 'user', claims: keyClaims, token: bearer };
+  }
   let claims: AccessTokenClaims;
   try {
     claims = await verifyAccessToken(signer, bearer);
