@@ -1,5 +1,5 @@
 // Workspace settings: name and address, the logo (admins and owners), the way to the audit log
-// (admins and owners), and deletion (owners, asked in a dialog with the address typed to confirm).
+// and to the API keys (admins and owners), and deletion (owners, asked in a dialog with the address typed to confirm).
 // Others see the settings and who may change them.
 import Link from 'next/link';
 import { PageHeader } from '@/app/components/page-header';
@@ -102,6 +102,24 @@ export default async function SettingsPage({ params }: Params) {
             <CardContent>
               <Link className={buttonVariants({ variant: 'outline' })} href={`/w/${workspace.slug}/audit`}>
                 Open the audit log
+              </Link>
+            </CardContent>
+          </Card>
+        ) : null}
+        {canEdit ? (
+          <Card aria-labelledby="api-keys">
+            <CardHeader>
+              <CardTitle id="api-keys">API keys</CardTitle>
+              <CardDescription>
+                Keys for programs that work in this workspace with a role, as a member would.
+              </CardDescription>
+            </CardHeader>
+            <CardContent>
+              <Link
+                className={buttonVariants({ variant: 'outline' })}
+                href={`/w/${workspace.slug}/settings/api-keys`}
+              >
+                Manage API keys
               </Link>
             </CardContent>
           </Card>
