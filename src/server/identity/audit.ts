@@ -1,6 +1,6 @@
 // In charge of the identity API's lines in the security audit log (public.audit_events, decision
-// 0089): sign-ins and their failures, sign-outs, factors, passwords, addresses, sessions and
-// passkeys, each written with the statement or transaction that makes the change. Action names are
+// 0089): sign-ins and their failures (refused codes and links too), sign-outs, factors, passwords,
+// addresses, sessions, passkeys and an administrator's changes to an account, each written with the statement or transaction that makes the change. Action names are
 // GoTrue's (internal/models/audit_log_entry.go), so auth.audit_log_entries reads as GoTrue's does.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Queryable } from '../db/pool.js';

@@ -130,9 +130,32 @@ export async function adminUpdateUser(
     if (input.bannedUntil || passwordHash !== undefined) {
       await tx.query('delete from auth.sessions where user_id = $1', [id]);
     }
+    // GoTrue names every administrator's change user_modified; the details say what changed (the
+    // field names, never their values) and whether the account was banned, until when, or unbanned.
+    const fields = Object.keys(changes).map((k) => ADMIN_FIELD_NAMES[k as keyof UserChanges] ?? k);
+    await recordAccountEvent(tx, {
+      action: 'user_modified',
+      userId: id,
+      actor: { type: 'service' },
+      details: {
+        by: 'admin',
+        fields,
+        ...(input.bannedUntil ? { ban: 'banned', banned_until: input.bannedUntil.toISOString() } : {}),
+        ...(input.bannedUntil === null ? { ban: 'unbanned' } : {}),
+      },
+    });
     return (await findUserById(tx, id))!;
   });
 }
+
+/** The audit line's names for what an administrator changed: the API's own field names. */
+const ADMIN_FIELD_NAMES: Partial<Record<keyof UserChanges, string>> = {
+  passwordHash: 'password',
+  confirm: 'email_confirm',
+  userMetadata: 'user_metadata',
+  appMetadata: 'app_metadata',
+  bannedUntil: 'ban_duration',
+};
 
 export async function adminDeleteUser(
   deps: IdentityDeps,

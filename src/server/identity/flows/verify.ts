@@ -6,6 +6,7 @@
 import type { Tx } from '../../db/transactions.js';
 import { withService } from '../../db/transactions.js';
 import { HttpError, isHttpError } from '../../http/errors.js';
+import { recordAccountEvent } from '../audit.js';
 import { authError, errors } from '../errors.js';
 import {
   clearOneTimeTokens,
@@ -114,6 +115,11 @@ const confirmEmailChange: VerifyHandler['complete'] = async (tx, deps, user, tok
       'update auth.users set email_change_confirm_status = 1, updated_at = now() where id = $1',
       [user.id],
     );
+    await recordAccountEvent(tx, {
+      action: 'user_modified',
+      userId: user.id,
+      details: { email_change: 'confirmed_one', confirmed: confirmedSide(token) },
+    });
     return { kind: 'message', message: SINGLE_CONFIRMATION_ACCEPTED };
   }
   const newEmail = user.email_change!;
@@ -130,8 +136,18 @@ const confirmEmailChange: VerifyHandler['complete'] = async (tx, deps, user, tok
   );
   // Links and codes sent to the old address (confirmation, recovery, the other half) are void now.
   await clearOneTimeTokens(tx, user.id);
+  await recordAccountEvent(tx, {
+    action: 'user_modified',
+    userId: user.id,
+    details: { email_change: 'completed', confirmed: confirmedSide(token) },
+  });
   return { kind: 'session' };
 };
+
+/** Which address a confirmation came from, for the audit line (never the address itself). */
+function confirmedSide(token: ConsumedToken): 'new_address' | 'current_address' {
+  return token.type === 'email_change_token_new' ? 'new_address' : 'current_address';
+}
 
 export const VERIFY_HANDLERS: Partial<Record<VerificationType, VerifyHandler>> = {
   signup: { tokenTypes: ['confirmation_token'], complete: confirmAndSignIn },
@@ -200,6 +216,44 @@ function failureLimits(deps: IdentityDeps, context: RequestContext, address: str
 }
 
 /**
+ * A refused code or link is a `login_failed` line, by nobody yet, about the account the address or
+ * number names when there is one (a link names nobody until it is found). Nothing else changes, so
+ * the line goes with the failure count; never the code or the link's hash.
+ */
+async function recordFailedVerification(
+  tx: Tx,
+  input: VerifyInput,
+  context: RequestContext,
+  reason: 'invalid_code' | 'no_live_code' | 'invalid_link' | 'address_changed',
+  email: string | null,
+  phone: string | null,
+): Promise<void> {
+  let userId: string | null = null;
+  if (email !== null || phone !== null) {
+    const found = await tx.query<{ id: string }>(
+      email !== null
+        ? 'select id from auth.users where email = $1 limit 1'
+        : 'select id from auth.users where phone = $1 limit 1',
+      [email ?? phone],
+    );
+    userId = found.rows[0]?.id ?? null;
+  }
+  await recordAccountEvent(tx, {
+    action: 'login_failed',
+    userId,
+    actor: { type: 'anonymous' },
+    details: {
+      method: 'verify',
+      type: input.type.slice(0, 32),
+      reason,
+      // an address with no account is kept as typed, as a failed password sign-in keeps it
+      ...(userId === null && email !== null ? { email: email.slice(0, 320) } : {}),
+    },
+    context,
+  });
+}
+
+/**
  * The verification itself, in one transaction: limits, the token consumed, the user checked, the
  * handler applied, then a session (or, for a PKCE link followed with GET, the flow's code).
  * Failures are counted and committed before the refusal is thrown.
@@ -225,6 +279,8 @@ async function verifyToken(
 
   const outcome = await withService(deps.pool, async (tx): Promise<Verified | null> => {
     let token: ConsumedToken | null = null;
+    // why a code was refused: a wrong one, or none alive for the address (expired, used, unknown)
+    let miss: 'invalid_code' | 'no_live_code' = 'no_live_code';
     if (handler && 'tokenHash' in input) {
       // A link issued for a PKCE flow is bound to the browser that asked for it: it yields a
       // session only through GET /verify's code and that browser's verifier, never here.
@@ -241,6 +297,7 @@ async function verifyToken(
         maxAttempts: deps.settings.otpMaxAttempts,
       });
       if (result.kind === 'verified') token = result.token;
+      else if (result.kind === 'wrong') miss = 'invalid_code';
     } else if (handler && 'phone' in input) {
       const result = await consumeByOtp(tx, deps.phone.tokenKey, {
         address: input.phone,
@@ -249,9 +306,11 @@ async function verifyToken(
         maxAttempts: deps.settings.otpMaxAttempts,
       });
       if (result.kind === 'verified') token = result.token;
+      else if (result.kind === 'wrong') miss = 'invalid_code';
     }
     if (!token) {
       await countHits(tx, limits);
+      await recordFailedVerification(tx, input, context, byLink ? 'invalid_link' : miss, email, phone);
       return null;
     }
     const user = await findUserById(tx, token.userId);
@@ -267,6 +326,7 @@ async function verifyToken(
       (ownPhone && token.relatesTo !== (user.phone ?? ''))
     ) {
       await countHits(tx, limits);
+      await recordFailedVerification(tx, input, context, 'address_changed', email, phone);
       return null;
     }
     if (isBanned(user)) throw authError(403, 'user_banned', 'User is banned');
