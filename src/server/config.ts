@@ -276,6 +276,8 @@ export interface RealtimeConfig {
   presenceWindowMs: number;
   /** REALTIME_MAX_PRESENCE_BYTES: the largest presence state one channel may track */
   maxPresenceBytes: number;
+  /** REALTIME_KEY_CHECK_MS: how often an instance re-checks the workspace API keys of its open channels */
+  keyCheckMs: number;
 }
 
 /** The /storage/v1 API's limits (docs/operations.md). */
@@ -696,6 +698,7 @@ const envSchema = z.object({
   REALTIME_PRESENCE_CALLS_PER_WINDOW: positiveInt.max(100_000).default(5),
   REALTIME_PRESENCE_WINDOW_MS: positiveInt.min(100).max(3_600_000).default(30_000),
   REALTIME_MAX_PRESENCE_BYTES: positiveInt.max(5_000_000).default(64 * 1024),
+  REALTIME_KEY_CHECK_MS: positiveInt.min(100).max(600_000).default(5000),
   FREE_PLAN_PROJECTS: z.coerce.number().int().min(0).default(1000),
   FREE_PLAN_LIMITS: z
     .string()
@@ -1154,6 +1157,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       presenceCallsPerWindow: e.REALTIME_PRESENCE_CALLS_PER_WINDOW,
       presenceWindowMs: e.REALTIME_PRESENCE_WINDOW_MS,
       maxPresenceBytes: e.REALTIME_MAX_PRESENCE_BYTES,
+      keyCheckMs: e.REALTIME_KEY_CHECK_MS,
     },
     maxWorkspacesPerUser: e.MAX_WORKSPACES_PER_USER,
     billingGraceDays: e.BILLING_GRACE_DAYS,

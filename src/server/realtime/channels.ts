@@ -384,6 +384,35 @@ export class Channels {
     this.armExpiry(owner, channel);
   }
 
+  /**
+   * Judges a private channel's policies again for the caller it has now (a workspace API key
+   * whose standing changed): the permissions are replaced, or the channel is closed when it may
+   * no longer read.
+   */
+  async rejudge(channel: Channel): Promise<void> {
+    const owner = channel.socket as ChannelOwner;
+    const caller = channel.caller;
+    let permissions: Permissions;
+    try {
+      permissions = await permissionsFor(this.deps.pool, caller.caller, channel.name);
+    } catch (error) {
+      if (owner.channels.get(channel.topic) !== channel) return;
+      const refusal = databaseRefusal(error);
+      if (!refusal) this.deps.logger.error({ err: error }, 'realtime: checking a private channel failed');
+      return this.shutDown(owner, channel, refusal ?? 'Unknown Error on Channel');
+    }
+    // Left, or given another token, while the database answered: that path judged it.
+    if (owner.channels.get(channel.topic) !== channel || channel.caller !== caller) return;
+    if (!permissions.readBroadcast && !permissions.readPresence) {
+      return this.shutDown(
+        owner,
+        channel,
+        `You no longer have permission to read from this Channel topic: ${channel.name}`,
+      );
+    }
+    channel.permissions = permissions;
+  }
+
   /** Closes the channel when its token expires, with Supabase's system message. */
   private armExpiry(owner: ChannelOwner, channel: Channel): void {
     clearTimeout(channel.expiryTimer);

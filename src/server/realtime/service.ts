@@ -19,6 +19,7 @@ import type { Broadcast } from './broadcast.js';
 import { Channels, type ChannelDeps } from './channels.js';
 import { ChangeFeed } from './changes.js';
 import { FairFanout } from './fanout.js';
+import { KeyWatch } from './key-watch.js';
 import { AddressCounter } from './limits.js';
 import { unservedPostgresChanges, type PostgresChanges } from './postgres-changes.js';
 import { parseVsn } from './protocol.js';
@@ -168,6 +169,17 @@ export function createRealtime(deps: RealtimeDeps) {
     channels.presence.expire();
   }, PRESENCE_ALIVE_MS);
   alive.unref();
+  // A workspace API key revoked, expired or left without its creator closes its open channels
+  // on this instance within REALTIME_KEY_CHECK_MS (decision 0091), not when its claims run out.
+  const keyWatch = new KeyWatch({
+    pool: deps.pool,
+    logger,
+    channels: () => channels.topics.all(),
+    shutDown: (channel, reason) => channels.shutDown(channel.socket as Connection, channel, reason),
+    rejudge: (channel) => channels.rejudge(channel),
+  });
+  const keyCheck = setInterval(() => void keyWatch.check(), limits.keyCheckMs);
+  keyCheck.unref();
   const addresses = new AddressCounter(limits.maxConnectionsPerAddress);
   const connections = new Set<Connection>();
   let closing = false;
@@ -277,6 +289,7 @@ export function createRealtime(deps: RealtimeDeps) {
       closing = true;
       clearInterval(sweep);
       clearInterval(alive);
+      clearInterval(keyCheck);
       const gone = [...connections].map(
         (connection) =>
           new Promise<void>((resolve) => {

@@ -67,6 +67,11 @@ export class Topics {
     return total;
   }
 
+  /** Every joined channel in this process. */
+  *all(): Iterable<Channel> {
+    for (const members of this.byKey.values()) yield* members;
+  }
+
   members(key: string): ReadonlySet<Channel> {
     return this.byKey.get(key) ?? new Set();
   }
