@@ -228,3 +228,18 @@ test('an administrator’s update, ban and unban are user_modified lines by the 
     expect(l.ip_address).toMatch(LOOPBACK);
   }
 });
+
+test('a link to an address the account no longer has is a login_failed line about that account', async () => {
+  const me = await signedIn('moved');
+  await allowAnotherEmail(server);
+  expect((await browser().auth.resetPasswordForEmail(me.email)).error).toBeNull();
+  const mail = await mailbox.latest(me.email);
+  await server.pool.query(`update auth.users set email = $2 where id = $1`, [me.id, address('moved-to')]);
+  const landed = await follow(mail.link!);
+  expect(new URLSearchParams(landed.hash.slice(1)).get('error_code')).toBeTruthy();
+  const failed = await linesOf(me.id, 'login_failed');
+  expect(failed.map((l) => l.details)).toEqual([
+    { method: 'verify', type: 'recovery', reason: 'address_changed' },
+  ]);
+  expect(failed[0]).toMatchObject({ actor_type: 'anonymous', user_agent: AGENT });
+});

@@ -227,9 +227,10 @@ async function recordFailedVerification(
   reason: 'invalid_code' | 'no_live_code' | 'invalid_link' | 'address_changed',
   email: string | null,
   phone: string | null,
+  knownUserId: string | null = null,
 ): Promise<void> {
-  let userId: string | null = null;
-  if (email !== null || phone !== null) {
+  let userId = knownUserId;
+  if (userId === null && (email !== null || phone !== null)) {
     const found = await tx.query<{ id: string }>(
       email !== null
         ? 'select id from auth.users where email = $1 limit 1'
@@ -326,7 +327,8 @@ async function verifyToken(
       (ownPhone && token.relatesTo !== (user.phone ?? ''))
     ) {
       await countHits(tx, limits);
-      await recordFailedVerification(tx, input, context, 'address_changed', email, phone);
+      // the token names its account even when a link was followed
+      await recordFailedVerification(tx, input, context, 'address_changed', email, phone, token.userId);
       return null;
     }
     if (isBanned(user)) throw authError(403, 'user_banned', 'User is banned');
