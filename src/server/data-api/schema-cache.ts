@@ -137,7 +137,10 @@ async function load(pool: Pool, nspname: string): Promise<Schema> {
      join pg_namespace n on n.oid = c.relnamespace
      left join pg_class fc on fc.oid = con.confrelid
      left join pg_namespace fn on fn.oid = fc.relnamespace
-     where n.nspname = $1 and con.contype in ('p', 'u', 'f')`,
+     where n.nspname = $1 and con.contype in ('p', 'u', 'f')
+     -- A fixed order: without it the catalog's physical order decides, and a PGRST201 body
+     -- lists its candidates differently after the catalog is rewritten (vacuum, other DDL).
+     order by c.relname, con.conname`,
     [nspname],
   );
   const functions = await pool.query<{
