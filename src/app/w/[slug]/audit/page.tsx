@@ -123,8 +123,8 @@ export default async function AuditPage({ params, searchParams }: Props) {
                   <tr>
                     <th className="py-2 pr-3 font-medium">When</th>
                     <th className="py-2 pr-3 font-medium">Event</th>
-                    <th className="py-2 pr-3 font-medium">By</th>
-                    <th className="py-2 pr-3 font-medium">From</th>
+                    <th className="hidden py-2 pr-3 font-medium sm:table-cell">By</th>
+                    <th className="hidden py-2 pr-3 font-medium sm:table-cell">From</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -136,16 +136,13 @@ export default async function AuditPage({ params, searchParams }: Props) {
                       <td className="py-2 pr-3">
                         <span className="font-medium">{describeAudit(line)}</span>
                         <span className="block text-xs text-muted-foreground">{line.action}</span>
+                        {/* On a phone the table keeps two columns; who and where go under the event. */}
+                        <span className="block text-xs text-muted-foreground break-words sm:hidden">
+                          {auditActor(line)} · {line.ipAddress ?? '—'}
+                        </span>
                       </td>
-                      <td className="py-2 pr-3">
-                        {line.actorEmail ??
-                          (line.actorType === 'user'
-                            ? 'a former member'
-                            : line.actorType === 'system'
-                              ? 'Tenantry'
-                              : line.actorType)}
-                      </td>
-                      <td className="py-2 pr-3">
+                      <td className="hidden py-2 pr-3 sm:table-cell">{auditActor(line)}</td>
+                      <td className="hidden py-2 pr-3 sm:table-cell">
                         <span>{line.ipAddress ?? '—'}</span>
                         {line.userAgent ? (
                           <span
@@ -172,4 +169,12 @@ export default async function AuditPage({ params, searchParams }: Props) {
       </Card>
     </>
   );
+}
+
+/** Who made an audit line, as the log names them: the person's address, else the kind of caller. */
+function auditActor(line: { actorEmail: string | null; actorType: string }): string {
+  if (line.actorEmail) return line.actorEmail;
+  if (line.actorType === 'user') return 'a former member';
+  if (line.actorType === 'system') return 'Tenantry';
+  return line.actorType;
 }
