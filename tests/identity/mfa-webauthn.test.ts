@@ -108,6 +108,13 @@ test('the first verification registers the authenticator and raises the session 
     [factorId],
   );
   expect(stored.rows[0]).toEqual({ has_key: true, web_authn_sign_count: '0' });
+  // In the security log as every factor's verifications are.
+  const attempts = await server.pool.query<{ result: string }>(
+    `select details->>'result' as result from public.audit_events
+     where action = 'verification_attempted' and target_id = $1 and details->>'factor_type' = 'webauthn'`,
+    [factorId],
+  );
+  expect(attempts.rows.map((r) => r.result)).toEqual(['verified']);
 });
 
 test('a later sign-in: the request challenge allows only this factor’s credential; its assertion raises a new session', async () => {

@@ -68,6 +68,15 @@ test('enrol a phone, challenge texts a code, the code raises the session to aal2
     'mfa/phone',
   );
 
+  // Both answers are in the security log, as a TOTP factor's are.
+  const attempts = await server.pool.query<{ result: string }>(
+    `select details->>'result' as result from public.audit_events
+     where action = 'verification_attempted' and target_id = $1 and details->>'factor_type' = 'phone'
+     order by created_at`,
+    [factorId],
+  );
+  expect(attempts.rows.map((r) => r.result)).toEqual(['invalid_code', 'verified']);
+
   // Spent: the same challenge and code do not work twice.
   const again = await client.auth.mfa.verify({ factorId, challengeId: challenge.data!.id, code: code! });
   expect(again.error?.code).toBe('mfa_ip_address_mismatch');

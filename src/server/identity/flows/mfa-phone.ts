@@ -4,24 +4,16 @@
 // verification that compares the code in constant time and raises the session to aal2.
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { recordAccountEvent } from '../audit.js';
-import { withService, type Tx } from '../../db/transactions.js';
+import type { Tx } from '../../db/transactions.js';
 import type { AccessTokenClaims } from '../access-tokens.js';
 import { authError } from '../errors.js';
 import { generateOtp } from '../one-time-tokens.js';
-import { countHits, enforceLimits, limitsReached } from '../rate-limit.js';
+import { enforceLimits } from '../rate-limit.js';
 import { phoneErrors } from '../sms/phone-codes.js';
 import { SmsSendError, type SmsChannel } from '../sms/provider.js';
 import type { IdentityDeps, TokenResponse } from './context.js';
-import { requireLiveUser } from './context.js';
-import {
-  failureLimit,
-  mfaErrors,
-  ownedFactor,
-  raiseSession,
-  type Checked,
-  type FactorRow,
-  type VerifyInput,
-} from './mfa.js';
+import { answerChallenge } from './mfa-answer.js';
+import type { FactorRow, VerifyInput } from './mfa.js';
 
 /** The amr method of a session raised by a phone factor (GoTrue's MFAPhone). */
 export const PHONE_METHOD = 'mfa/phone';
@@ -137,57 +129,24 @@ export async function phoneVerify(
   input: VerifyInput,
 ): Promise<TokenResponse> {
   if (!deps.phone.sender) throw phoneFactorErrors.verifyDisabled();
-  const limit = failureLimit(deps, `mfa:factor:${factorId}`);
-  // A refusal must still commit what it counted, so failures are returned, not thrown, in here.
-  const outcome = await withService(deps.pool, async (tx): Promise<Checked> => {
-    await requireLiveUser(tx, claims);
-    const factor = await ownedFactor(tx, claims.sub, factorId, true);
-    const wait = await limitsReached(tx, limit);
-    if (wait > 0) throw mfaErrors.tooManyAttempts(wait);
-    const found = await tx.query<{
-      id: string;
-      same_address: boolean;
-      verified_at: Date | null;
-      expired: boolean;
-      otp_code: Buffer | null;
-    }>(
-      `select id, verified_at, otp_code, ip_address is not distinct from $4::inet as same_address,
-         created_at < now() - make_interval(secs => $3) as expired
-       from auth.mfa_challenges where id = $1 and factor_id = $2`,
-      [input.challengeId, factor.id, deps.mfa.challengeExpirySeconds, input.ip],
-    );
-    const row = found.rows[0];
-    if (!row) throw mfaErrors.challengeNotFound();
-    if (row.verified_at !== null || !row.same_address) throw mfaErrors.ipMismatch();
-    if (row.expired) {
-      await tx.query('delete from auth.mfa_challenges where id = $1', [row.id]);
-      return { ok: false, error: mfaErrors.challengeExpired(row.id) };
-    }
-    const expected = row.otp_code;
-    const given = hashCode(deps, row.id, input.code);
-    if (!expected || expected.length !== given.length || !timingSafeEqual(expected, given)) {
-      await countHits(tx, limit);
-      return { ok: false, error: phoneFactorErrors.invalidCode() };
-    }
-    // Used once: the challenge is spent and its code forgotten.
-    await tx.query('update auth.mfa_challenges set verified_at = now(), otp_code = null where id = $1', [
-      row.id,
-    ]);
-    await tx.query(`update auth.mfa_factors set status = 'verified', updated_at = now() where id = $1`, [
-      factor.id,
-    ]);
-    await tx.query(`delete from auth.mfa_factors where user_id = $1 and id <> $2 and status = 'unverified'`, [
-      claims.sub,
-      factor.id,
-    ]);
-    await recordAccountEvent(tx, {
-      action: 'verification_attempted',
-      userId: claims.sub,
-      target: { type: 'factor', id: factor.id },
-      details: { factor_type: 'phone', result: 'verified' },
-    });
-    return { ok: true, response: await raiseSession(deps, tx, claims, PHONE_METHOD, factor.id) };
+  return answerChallenge<{ otp_code: Buffer | null }>(deps, claims, factorId, input, {
+    factorType: 'phone',
+    method: PHONE_METHOD,
+    columns: ['otp_code'],
+    check: async (tx, factor, challenge) => {
+      const expected = challenge.otp_code;
+      const given = hashCode(deps, challenge.id, input.code);
+      if (!expected || expected.length !== given.length || !timingSafeEqual(expected, given)) {
+        return { result: 'refused', error: phoneFactorErrors.invalidCode() };
+      }
+      // Used once: the challenge is spent and its code forgotten.
+      await tx.query('update auth.mfa_challenges set verified_at = now(), otp_code = null where id = $1', [
+        challenge.id,
+      ]);
+      await tx.query(`update auth.mfa_factors set status = 'verified', updated_at = now() where id = $1`, [
+        factor.id,
+      ]);
+      return { result: 'verified' };
+    },
   });
-  if (!outcome.ok) throw outcome.error;
-  return outcome.response;
 }

@@ -28,6 +28,7 @@ import {
   phoneVerify,
 } from './mfa-phone.js';
 import { webauthnChallenge, webauthnVerify, type WebAuthnAnswer } from './mfa-webauthn.js';
+import { answerChallenge } from './mfa-answer.js';
 import { normalizePhone } from '../phone-numbers.js';
 import { readChannel } from '../sms/phone-codes.js';
 
@@ -309,68 +310,26 @@ export async function verify(
   if (kind.rows[0]?.factor_type === 'webauthn') return webauthnVerify(deps, claims, factorId, input);
   if (!input.code) throw errors.validation('Code needs to be non-empty');
   if (kind.rows[0]?.factor_type === 'phone') return phoneVerify(deps, claims, factorId, input);
-  if (!input.code) throw errors.validation('Code needs to be non-empty');
-  const limit = failureLimit(deps, `mfa:factor:${factorId}`);
-  // A refusal must still commit what it counted, so failures are returned, not thrown, in here.
-  const outcome = await withService(deps.pool, async (tx): Promise<Checked> => {
-    await requireLiveUser(tx, claims);
-    // The factor row is the lock: concurrent verifications of one factor take turns, so one code
-    // cannot be accepted twice by racing.
-    const factor = await ownedFactor(tx, claims.sub, factorId, true);
-    const wait = await limitsReached(tx, limit);
-    if (wait > 0) throw mfaErrors.tooManyAttempts(wait);
-    const found = await tx.query<{
-      id: string;
-      same_address: boolean;
-      verified_at: Date | null;
-      expired: boolean;
-    }>(
-      `select id, verified_at, ip_address is not distinct from $4::inet as same_address,
-         created_at < now() - make_interval(secs => $3) as expired
-       from auth.mfa_challenges where id = $1 and factor_id = $2`,
-      [input.challengeId, factor.id, deps.mfa.challengeExpirySeconds, input.ip],
-    );
-    const row = found.rows[0];
-    if (!row) throw mfaErrors.challengeNotFound();
-    // GoTrue's rule: a challenge is verified once, from the address that asked for it.
-    if (row.verified_at !== null || !row.same_address) throw mfaErrors.ipMismatch();
-    if (row.expired) {
-      await tx.query('delete from auth.mfa_challenges where id = $1', [row.id]);
-      return { ok: false, error: mfaErrors.challengeExpired(row.id) };
-    }
-    const secret = openSecret(deps.mfa.keys, factor.id, factor.secret ?? '');
-    const step = matchingStep(secret, input.code);
-    const lastStep = factor.last_used_step === null ? null : Number(factor.last_used_step);
-    if (step === null || (lastStep !== null && step <= lastStep)) {
-      await countHits(tx, limit);
-      await recordAccountEvent(tx, {
-        action: 'verification_attempted',
-        userId: claims.sub,
-        target: { type: 'factor', id: factor.id },
-        details: { factor_type: 'totp', result: 'invalid_code' },
-      });
-      return { ok: false, error: mfaErrors.invalidCode() };
-    }
-    await tx.query('update auth.mfa_challenges set verified_at = now() where id = $1', [row.id]);
-    await tx.query(
-      `update auth.mfa_factors set status = 'verified', last_used_step = $2, updated_at = now() where id = $1`,
-      [factor.id, step],
-    );
-    // GoTrue: once one factor is verified, the user's other unverified factors go.
-    await tx.query(`delete from auth.mfa_factors where user_id = $1 and id <> $2 and status = 'unverified'`, [
-      claims.sub,
-      factor.id,
-    ]);
-    await recordAccountEvent(tx, {
-      action: 'verification_attempted',
-      userId: claims.sub,
-      target: { type: 'factor', id: factor.id },
-      details: { factor_type: 'totp', result: 'verified' },
-    });
-    return { ok: true, response: await raiseSession(deps, tx, claims, 'totp', factor.id) };
+  return answerChallenge(deps, claims, factorId, input, {
+    factorType: 'totp',
+    method: 'totp',
+    columns: [],
+    check: async (tx, factor, challenge) => {
+      const secret = openSecret(deps.mfa.keys, factor.id, factor.secret ?? '');
+      const step = matchingStep(secret, input.code);
+      const lastStep = factor.last_used_step === null ? null : Number(factor.last_used_step);
+      // A code's time step is accepted once: an earlier or the same step again is a replay.
+      if (step === null || (lastStep !== null && step <= lastStep)) {
+        return { result: 'refused', error: mfaErrors.invalidCode() };
+      }
+      await tx.query('update auth.mfa_challenges set verified_at = now() where id = $1', [challenge.id]);
+      await tx.query(
+        `update auth.mfa_factors set status = 'verified', last_used_step = $2, updated_at = now() where id = $1`,
+        [factor.id, step],
+      );
+      return { result: 'verified' };
+    },
   });
-  if (!outcome.ok) throw outcome.error;
-  return outcome.response;
 }
 
 /**
