@@ -360,6 +360,8 @@ export interface OAuthServerConfig {
   enabled: boolean;
   /** redirect URIs one client may register (OAUTH_SERVER_MAX_REDIRECT_URIS) */
   maxRedirectUris: number;
+  /** the web app's consent page, on APP_URL (OAUTH_SERVER_AUTHORIZATION_PATH) */
+  authorizationUrl: string;
 }
 
 /** Passkeys and WebAuthn factors (GoTrue's [auth.passkey] and [auth.webauthn]). */
@@ -580,6 +582,11 @@ const envSchema = z.object({
   SECURITY_MANUAL_LINKING_ENABLED: boolFlag.default(false),
   OAUTH_SERVER_ENABLED: boolFlag.default(false),
   OAUTH_SERVER_MAX_REDIRECT_URIS: positiveInt.max(100).default(10),
+  // a path on APP_URL, as GoTrue's authorization_url_path is on SITE_URL
+  OAUTH_SERVER_AUTHORIZATION_PATH: z
+    .string()
+    .regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/, 'must be a path starting with /')
+    .default('/oauth/consent'),
   ID_TOKEN_JWKS_TIMEOUT_MS: positiveInt.min(100).max(60_000).default(5000),
   ID_TOKEN_JWKS_CACHE_MS: positiveInt.min(1000).max(86_400_000).default(600_000),
   MAIL_TEMPLATES_DIR: z.string().min(1).optional(),
@@ -1195,7 +1202,11 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     oauthProviders,
     idToken,
     manualLinking: e.SECURITY_MANUAL_LINKING_ENABLED,
-    oauthServer: { enabled: e.OAUTH_SERVER_ENABLED, maxRedirectUris: e.OAUTH_SERVER_MAX_REDIRECT_URIS },
+    oauthServer: {
+      enabled: e.OAUTH_SERVER_ENABLED,
+      maxRedirectUris: e.OAUTH_SERVER_MAX_REDIRECT_URIS,
+      authorizationUrl: appUrl.replace(/\/+$/, '') + e.OAUTH_SERVER_AUTHORIZATION_PATH,
+    },
     mfa: {
       encryptionKey: e.MFA_ENCRYPTION_KEY ?? secrets.JWT_SECRET,
       challengeExpirySeconds: e.MFA_CHALLENGE_EXPIRY,

@@ -22,6 +22,7 @@ import { API_SECURITY_HEADERS, CORS_EXPOSED_HEADERS, requestIdFrom, serveOnNode 
 import { databaseUnavailable, isDatabaseUnavailable } from './http/unavailable.js';
 import { createTokenSigner } from './identity/access-tokens.js';
 import { IDENTITY_BASE_PATH, identityRoutes } from './identity/routes.js';
+import { authorizationServerMetadata } from './identity/oauth-server/metadata.js';
 import { createTokenHandler } from './identity/token-endpoint.js';
 import { IdentityService, identityDepsFrom } from './identity/service.js';
 import { createWorkspaceKeyVerifier } from './identity/workspace-keys.js';
@@ -219,6 +220,17 @@ export function createPlatform({ config, pool, logger }: PlatformDeps) {
       logger,
     }),
   );
+
+  // RFC 8414 discovery at the server's root too (bare, and with the issuer's path appended), where
+  // OAuth clients look first; the same document as /auth/v1/.well-known/oauth-authorization-server.
+  if (config.oauthServer.enabled) {
+    const metadata = () => authorizationServerMetadata(signer.issuer, config.authUrl);
+    const cache = { 'cache-control': 'public, max-age=600' };
+    app.get('/.well-known/oauth-authorization-server', (c) => c.json(metadata(), 200, cache));
+    app.get(`/.well-known/oauth-authorization-server${IDENTITY_BASE_PATH}`, (c) =>
+      c.json(metadata(), 200, cache),
+    );
+  }
 
   const schemaCache = new SchemaCache(pool, logger, config.dataApi.schemas, schemaWatchFor(config.database));
   const dataApi = createDataApi({

@@ -25,6 +25,8 @@ export interface AccessTokenSubject {
   sessionId: string;
   aal: string;
   amr: AmrEntry[];
+  /** the OAuth client the token was issued to (the OAuth 2.1 server's sessions); absent otherwise */
+  clientId?: string;
 }
 
 export interface AccessTokenClaims {
@@ -42,6 +44,8 @@ export interface AccessTokenClaims {
   amr: AmrEntry[];
   session_id: string;
   is_anonymous: boolean;
+  /** present in tokens issued to an OAuth client (GoTrue's client_id claim) */
+  client_id?: string;
 }
 
 export interface TokenSigner {
@@ -159,6 +163,7 @@ export async function signAccessToken(
       amr: subject.amr,
       session_id: subject.sessionId,
       is_anonymous: subject.isAnonymous,
+      ...(subject.clientId ? { client_id: subject.clientId } : {}),
       iss: signer.issuer,
       sub: subject.userId,
       aud: subject.aud,

@@ -24,7 +24,12 @@ export type AccountAction =
   | 'oauth_client_created'
   | 'oauth_client_updated'
   | 'oauth_client_deleted'
-  | 'oauth_client_secret_regenerated';
+  | 'oauth_client_secret_regenerated'
+  | 'oauth_authorization_approved'
+  | 'oauth_authorization_denied'
+  | 'oauth_token_issued'
+  | 'oauth_code_reused'
+  | 'oauth_grant_revoked';
 
 export interface AccountEvent {
   action: AccountAction;

@@ -49,6 +49,7 @@ import { KNOWN_PROVIDERS } from './oauth/providers.js';
 import type { VerifyInput } from './flows/verify.js';
 import { renderUser } from './users.js';
 import * as oauthClients from './oauth-server/clients.js';
+import { oauthServerClientRoutes, oauthServerUserRoutes } from './oauth-server/routes.js';
 import { answerUnserved, refuseHead, ServedMethods } from './unserved.js';
 import type { Logger } from 'pino';
 
@@ -293,6 +294,10 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   app.post('/token', async (c) =>
     toResponse(await deps.tokenHandler(apiInputOf(c.req.raw, c.env?.incoming))),
   );
+
+  // The OAuth 2.1 server's authorize, token and discovery endpoints (oauth-server/routes.ts): a
+  // browser or an OAuth client calls them without an apikey. Absent (404) while the server is off.
+  if (service.deps.oauthServer.enabled) oauthServerClientRoutes(app, service, deps.trustProxy);
 
   app.use('*', async (c, next) => {
     c.set('caller', await resolveCaller(c.req.raw.headers, deps.keys, deps.signer));
@@ -754,6 +759,8 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
       const id = oauthClients.clientIdParam(c.req.param('clientId'));
       return c.json(await oauthClients.regenerateSecret(pool, id));
     });
+    // the signed-in user's side: the consent page's calls and their grants
+    oauthServerUserRoutes(app, service);
   }
 
   // What no route above serves: 405 for another method on a served path, else 404.

@@ -344,7 +344,9 @@ export async function deleteClient(pool: Pool, id: string): Promise<void> {
       [id],
     );
     if (!rowCount) throw clientNotFound();
-    await audit(tx, 'oauth_client_deleted', id, {});
+    // and so do the sessions it holds for users: their tokens stop working at once (decision 0093)
+    const ended = await tx.query('delete from auth.sessions where oauth_client_id = $1', [id]);
+    await audit(tx, 'oauth_client_deleted', id, { sessions_ended: ended.rowCount ?? 0 });
   });
 }
 
