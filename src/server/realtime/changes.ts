@@ -18,6 +18,7 @@ import {
   type PostgresChangesAnswer,
 } from './postgres-changes.js';
 import type { Channel, ChannelSocket } from './topics.js';
+import { ReaderTurns } from './reader-turns.js';
 
 export interface ChangeFeedOptions {
   pool: Pool;
@@ -155,9 +156,7 @@ export class ChangeFeed implements PostgresChanges {
   private readonly sockets = new Map<ChannelSocket, SocketState>();
   /** the last change read and handed to live subscriptions */
   private delivered: Position = ZERO;
-  private chain: Promise<void> = Promise.resolve();
-  private timer: NodeJS.Timeout | undefined;
-  private timerAt = Infinity;
+  private readonly turns = new ReaderTurns(() => this.tick());
   private readonly intervals: NodeJS.Timeout[] = [];
   /** the catalog's first reading: made at the first subscription, so an unused feed costs nothing */
   private ready: Promise<void> | null = null;
@@ -238,7 +237,7 @@ export class ChangeFeed implements PostgresChanges {
    */
   private async follow(): Promise<void> {
     if (!this.idle) return;
-    await this.enqueue(async () => {
+    await this.turns.run(async () => {
       if (!this.idle) return;
       const { rows } = await this.options.pool.query<{ txid: string; id: string }>(
         `select txid::text, id::text from realtime.changes
@@ -246,7 +245,7 @@ export class ChangeFeed implements PostgresChanges {
       );
       this.delivered = rows[0] ? positionOf(rows[0]) : ZERO;
       this.idle = false;
-      this.schedule(0);
+      this.turns.schedule(0);
     });
   }
 
@@ -440,7 +439,7 @@ export class ChangeFeed implements PostgresChanges {
         const got = await this.replayPage(subscription);
         if (got < BATCH) break;
       }
-      await this.enqueue(async () => {
+      await this.turns.run(async () => {
         while (!subscription.closed && (await this.replayPage(subscription)) === BATCH);
         if (subscription.closed) return;
         // A resume point ahead of this instance's reader: what lies before it was read already.
@@ -474,26 +473,6 @@ export class ChangeFeed implements PostgresChanges {
   // The tail
   // ---------------------------------------------------------------------------------------------
 
-  private schedule(ms: number): void {
-    if (this.closed) return;
-    const at = Date.now() + ms;
-    if (this.timer && this.timerAt <= at) return;
-    clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.timerAt = Infinity;
-      void this.enqueue(() => this.tick());
-    }, ms);
-    this.timer.unref();
-  }
-
-  private enqueue(work: () => Promise<void>): Promise<void> {
-    const next = this.chain.then(work);
-    this.chain = next.catch(() => undefined);
-    return next;
-  }
-
   private async tick(): Promise<void> {
     if (this.closed || this.options.pool.ending) return;
     if (this.subscriptions.size === 0 && this.joining === 0) {
@@ -525,7 +504,7 @@ export class ChangeFeed implements PostgresChanges {
       this.warn('tail', 'realtime: reading changes failed; retrying', error);
       next = Math.max(next, 1000);
     }
-    this.schedule(next);
+    this.turns.schedule(next);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -854,10 +833,9 @@ export class ChangeFeed implements PostgresChanges {
     if (this.closed) return;
     for (const channel of [...this.subscriptions.keys()]) this.unsubscribe(channel);
     this.closed = true;
-    clearTimeout(this.timer);
     for (const handle of this.intervals) clearInterval(handle);
     await Promise.all([...this.pendingWrites]);
-    await this.chain;
+    await this.turns.stop();
   }
 
   private warn(kind: string, message: string, error?: unknown): void {

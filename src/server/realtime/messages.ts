@@ -9,6 +9,7 @@ import type { Logger } from '../logger.js';
 import { encodeBroadcast, type BroadcastBody, type Vsn } from './protocol.js';
 import type { Replay } from './replay.js';
 import { topicKey, type Channel, type Topics } from './topics.js';
+import { ReaderTurns } from './reader-turns.js';
 
 /** Messages read per statement; a full batch is followed at once by the next. */
 const BATCH = 500;
@@ -99,9 +100,7 @@ export class StoredBroadcasts {
    * it, whatever the reader's position. Forgotten once the reader is past the snapshot.
    */
   private readonly joinedAt = new WeakMap<Channel, Snapshot>();
-  private chain: Promise<void> = Promise.resolve();
-  private timer: NodeJS.Timeout | undefined;
-  private timerAt = Infinity;
+  private readonly turns = new ReaderTurns(() => this.tick());
   private readonly pruner: NodeJS.Timeout;
   private closed = false;
   private lastWarned = new Map<string, number>();
@@ -140,10 +139,12 @@ export class StoredBroadcasts {
     }
     return () => {
       if (!replay) return;
-      void this.enqueue(() => this.replay(channel, replay)).catch((error: unknown) => {
-        this.replaying.delete(channel);
-        this.warn('replay', 'realtime: replaying stored messages failed', error);
-      });
+      void this.turns
+        .run(() => this.replay(channel, replay))
+        .catch((error: unknown) => {
+          this.replaying.delete(channel);
+          this.warn('replay', 'realtime: replaying stored messages failed', error);
+        });
     };
   }
 
@@ -158,43 +159,21 @@ export class StoredBroadcasts {
 
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.timer);
     clearInterval(this.pruner);
-    await this.chain;
+    await this.turns.stop();
   }
 
   /** Starts reading (at the newest message every transaction is past) unless already reading. */
   private async follow(): Promise<void> {
     if (this.cursor !== null) return;
-    await this.enqueue(async () => {
+    await this.turns.run(async () => {
       if (this.cursor !== null) return;
       const { rows } = await this.options.pool.query<Position>(
         'select txid::text, seq::text from realtime.messages_tail()',
       );
       this.cursor = rows[0] ?? { txid: '0', seq: '0' };
-      this.schedule(this.options.pollMs);
+      this.turns.schedule(this.options.pollMs);
     });
-  }
-
-  private schedule(ms: number): void {
-    if (this.closed) return;
-    const at = Date.now() + ms;
-    if (this.timer && this.timerAt <= at) return;
-    clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.timerAt = Infinity;
-      void this.enqueue(() => this.tick());
-    }, ms);
-    this.timer.unref();
-  }
-
-  /** Work on the reader runs one at a time, so a replay sits exactly between two reads. */
-  private enqueue(work: () => Promise<void>): Promise<void> {
-    const next = this.chain.then(work);
-    this.chain = next.catch(() => undefined);
-    return next;
   }
 
   private async tick(): Promise<void> {
@@ -221,7 +200,7 @@ export class StoredBroadcasts {
       this.warn('tail', 'realtime: reading stored messages failed; retrying', error);
       next = Math.max(next, 1000);
     }
-    this.schedule(next);
+    this.turns.schedule(next);
   }
 
   /** Sends a message to its topic's channels here, at once (in the order it was read). */
