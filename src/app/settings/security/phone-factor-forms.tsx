@@ -9,7 +9,8 @@ import {
   startPhoneEnrolmentAction,
   type PhoneEnrolState,
 } from '@/app/actions/phone-mfa';
-import { Field, FormError } from '@/app/components/ui/field';
+import { FormError } from '@/app/components/ui/field';
+import { PhoneNumberField, TextedCodeField } from '@/app/components/phone-fields';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 import { RecoveryCodes } from '@/app/settings/security/security-forms';
 
@@ -29,18 +30,7 @@ export function AddPhoneFactor({ enrolment }: { enrolment: ReturnType<typeof use
     return (
       <form action={start} className="grid max-w-md gap-4" noValidate>
         <FormError>{started.error}</FormError>
-        <Field
-          label="Mobile number"
-          name="phone"
-          type="tel"
-          autoComplete="tel"
-          inputMode="tel"
-          placeholder="+44 7700 900123"
-          hint="With its country code."
-          defaultValue={started.values?.phone ?? ''}
-          required
-          error={started.fieldErrors?.phone}
-        />
+        <PhoneNumberField defaultValue={started.values?.phone} error={started.fieldErrors?.phone} />
         <div>
           <SubmitButton variant="outline" pendingText="Sending a code…">
             Text me a code
@@ -57,16 +47,7 @@ export function AddPhoneFactor({ enrolment }: { enrolment: ReturnType<typeof use
       </p>
       <input type="hidden" name="factor_id" value={pending.factorId} />
       <input type="hidden" name="challenge_id" value={pending.challengeId} />
-      <Field
-        label="Code from the text message"
-        name="code"
-        inputMode="numeric"
-        autoComplete="one-time-code"
-        maxLength={10}
-        required
-        autoFocus
-        error={confirmed.fieldErrors?.code}
-      />
+      <TextedCodeField error={confirmed.fieldErrors?.code} />
       <div>
         <SubmitButton pendingText="Checking…">Turn on two-step verification</SubmitButton>
       </div>

@@ -3,7 +3,8 @@
 // every number. A wrong or expired code shows under the code field.
 import { useActionState } from 'react';
 import { requestPhoneCodeAction, verifyPhoneCodeAction, type PhoneSentState } from '@/app/actions/phone-auth';
-import { Field, FormError } from '@/app/components/ui/field';
+import { FormError } from '@/app/components/ui/field';
+import { PhoneNumberField, TextedCodeField } from '@/app/components/phone-fields';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 
 function CodeForm({ phone, next }: { phone: string; next: string | null }) {
@@ -16,16 +17,7 @@ function CodeForm({ phone, next }: { phone: string; next: string | null }) {
       <FormError>{state.error}</FormError>
       <input type="hidden" name="phone" value={phone} />
       <input type="hidden" name="next" value={next ?? ''} />
-      <Field
-        label="Code from the text message"
-        name="code"
-        inputMode="numeric"
-        autoComplete="one-time-code"
-        maxLength={10}
-        required
-        autoFocus
-        error={state.fieldErrors?.code}
-      />
+      <TextedCodeField error={state.fieldErrors?.code} />
       <SubmitButton pendingText="Signing in…" className="w-full">
         Sign in with code
       </SubmitButton>
@@ -40,18 +32,7 @@ export function PhoneSignInForm({ next }: { next: string | null }) {
     <form action={action} className="grid grid-cols-1 gap-4" noValidate>
       <FormError>{state.error}</FormError>
       <input type="hidden" name="next" value={next ?? ''} />
-      <Field
-        label="Mobile number"
-        name="phone"
-        type="tel"
-        autoComplete="tel"
-        inputMode="tel"
-        placeholder="+44 7700 900123"
-        hint="With its country code."
-        defaultValue={state.values?.phone ?? ''}
-        required
-        error={state.fieldErrors?.phone}
-      />
+      <PhoneNumberField defaultValue={state.values?.phone} error={state.fieldErrors?.phone} />
       <SubmitButton pendingText="Sending…" className="w-full">
         Text me a sign-in code
       </SubmitButton>

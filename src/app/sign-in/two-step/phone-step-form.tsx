@@ -3,7 +3,8 @@
 // typed in. A wrong or late code says so under the field; a new code can be asked for.
 import { useActionState } from 'react';
 import { phoneStepAction, sendPhoneStepCodeAction, type PhoneStepState } from '@/app/actions/phone-mfa';
-import { Field, FormError } from '@/app/components/ui/field';
+import { FormError } from '@/app/components/ui/field';
+import { TextedCodeField } from '@/app/components/phone-fields';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 
 const initial: PhoneStepState = {};
@@ -30,16 +31,7 @@ export function PhoneStepForm({ next }: { next: string | null }) {
           <FormError>{checked.error}</FormError>
           <input type="hidden" name="next" value={next ?? ''} />
           <input type="hidden" name="challenge_id" value={challenge.id} />
-          <Field
-            label="Code from the text message"
-            name="code"
-            inputMode="numeric"
-            autoComplete="one-time-code"
-            maxLength={10}
-            required
-            autoFocus
-            error={checked.fieldErrors?.code}
-          />
+          <TextedCodeField error={checked.fieldErrors?.code} />
           <SubmitButton pendingText="Checking…" className="w-full">
             Continue
           </SubmitButton>
