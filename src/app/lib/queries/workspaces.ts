@@ -106,6 +106,34 @@ export const switcherWorkspaces = cache(
 export const WORKSPACES_PAGE_SIZE = 24;
 
 /**
+ * One page of the user's own workspaces whose name or address contains the search, by name, with
+ * the columns `select` names (a fixed list from this module, never input). A page past the end
+ * shows the last one.
+ */
+async function pageOfMine<Row extends object>(
+  user: SignedIn,
+  request: PageRequest,
+  size: number,
+  select: string,
+): Promise<Paged<Row>> {
+  return asUser(user, async (tx) => {
+    const pattern = request.q ? containsPattern(request.q) : null;
+    const mine = `from public.workspaces w
+       join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
+       where $1::text is null or w.name ilike $1 or w.slug ilike $1`;
+    const counted = await tx.query<{ n: number }>(`select count(*)::int as n ${mine}`, [pattern]);
+    const total = counted.rows[0]?.n ?? 0;
+    const at = { ...request, page: Math.min(request.page, lastPage(total, size)) };
+    const { limit, offset } = pageWindow(at, size);
+    const r = await tx.query<Row>(
+      `select ${select} ${mine} order by lower(w.name), w.slug limit $2 offset $3`,
+      [pattern, limit, offset],
+    );
+    return paged(r.rows, at, size, total);
+  });
+}
+
+/**
  * One page of the user's workspaces with their role and sizes, by name; `q` matches the name or
  * the address. A page past the end shows the last one.
  */
@@ -113,32 +141,14 @@ export async function myWorkspacesPage(
   user: SignedIn,
   request: PageRequest,
 ): Promise<Paged<WorkspaceSummary>> {
-  const size = WORKSPACES_PAGE_SIZE;
-  return asUser(user, async (tx) => {
-    const pattern = request.q ? containsPattern(request.q) : null;
-    const counted = await tx.query<{ n: number }>(
-      `select count(*)::int as n
-       from public.workspaces w
-       join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
-       where $1::text is null or w.name ilike $1 or w.slug ilike $1`,
-      [pattern],
-    );
-    const total = counted.rows[0]?.n ?? 0;
-    const at = { ...request, page: Math.min(request.page, lastPage(total, size)) };
-    const { limit, offset } = pageWindow(at, size);
-    const r = await tx.query<WorkspaceSummary>(
-      `select w.id, w.name, w.slug, m.role,
-              (select count(*) from public.workspace_members x where x.workspace_id = w.id)::int as members,
-              (select count(*) from public.projects p where p.workspace_id = w.id)::int as projects
-       from public.workspaces w
-       join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
-       where $1::text is null or w.name ilike $1 or w.slug ilike $1
-       order by lower(w.name), w.slug
-       limit $2 offset $3`,
-      [pattern, limit, offset],
-    );
-    return paged(r.rows, at, size, total);
-  });
+  return pageOfMine<WorkspaceSummary>(
+    user,
+    request,
+    WORKSPACES_PAGE_SIZE,
+    `w.id, w.name, w.slug, m.role,
+     (select count(*) from public.workspace_members x where x.workspace_id = w.id)::int as members,
+     (select count(*) from public.projects p where p.workspace_id = w.id)::int as projects`,
+  );
 }
 
 /** Workspaces on one page of the notification settings. */
@@ -149,30 +159,7 @@ export async function workspaceNamesPage(
   user: SignedIn,
   request: PageRequest,
 ): Promise<Paged<{ id: string; name: string }>> {
-  const size = MUTE_PAGE_SIZE;
-  return asUser(user, async (tx) => {
-    const pattern = request.q ? containsPattern(request.q) : null;
-    const counted = await tx.query<{ n: number }>(
-      `select count(*)::int as n
-       from public.workspaces w
-       join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
-       where $1::text is null or w.name ilike $1 or w.slug ilike $1`,
-      [pattern],
-    );
-    const total = counted.rows[0]?.n ?? 0;
-    const at = { ...request, page: Math.min(request.page, lastPage(total, size)) };
-    const { limit, offset } = pageWindow(at, size);
-    const r = await tx.query<{ id: string; name: string }>(
-      `select w.id, w.name
-       from public.workspaces w
-       join public.workspace_members m on m.workspace_id = w.id and m.user_id = auth.uid()
-       where $1::text is null or w.name ilike $1 or w.slug ilike $1
-       order by lower(w.name), w.slug
-       limit $2 offset $3`,
-      [pattern, limit, offset],
-    );
-    return paged(r.rows, at, size, total);
-  });
+  return pageOfMine<{ id: string; name: string }>(user, request, MUTE_PAGE_SIZE, 'w.id, w.name');
 }
 
 /** The workspace with this slug if the user belongs to it; null otherwise (never revealing which). */

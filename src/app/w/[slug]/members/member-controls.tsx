@@ -12,6 +12,7 @@ import {
   resendInvitationAction,
   revokeInvitationAction,
 } from '@/app/actions/members';
+import { RoleSelect } from '@/app/components/role-select';
 import { ConfirmAction } from '@/app/components/confirm-action';
 import { Button } from '@/app/components/ui/button';
 import {
@@ -21,8 +22,7 @@ import {
   DropdownMenuLabel,
   DropdownMenuTrigger,
 } from '@/app/components/ui/dropdown-menu';
-import { Field, FieldError, FormError } from '@/app/components/ui/field';
-import { Label, Select } from '@/app/components/ui/input';
+import { Field, FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 import { initialFormState } from '@/app/lib/form-state';
 
@@ -59,22 +59,12 @@ export function InviteForm({
           defaultValue={state.values?.email ?? ''}
           error={state.fieldErrors?.email}
         />
-        <div className="grid grid-cols-1 gap-2">
-          <Label htmlFor="invite-role">Role</Label>
-          <Select
-            id="invite-role"
-            name="role"
-            defaultValue={state.values?.role ?? 'member'}
-            aria-describedby={state.fieldErrors?.role ? 'invite-role-error' : undefined}
-          >
-            {roles.map((r) => (
-              <option key={r} value={r}>
-                {r[0]!.toUpperCase() + r.slice(1)}
-              </option>
-            ))}
-          </Select>
-          <FieldError id="invite-role-error">{state.fieldErrors?.role}</FieldError>
-        </div>
+        <RoleSelect
+          id="invite-role"
+          roles={roles}
+          defaultValue={state.values?.role ?? 'member'}
+          error={state.fieldErrors?.role}
+        />
         <SubmitButton pendingText="Sending…" className="sm:mt-6">
           <Send aria-hidden="true" />
           Send invitation

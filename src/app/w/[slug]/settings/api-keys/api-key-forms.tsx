@@ -4,9 +4,10 @@
 import { Copy, KeyRound, X } from 'lucide-react';
 import { useActionState, useState } from 'react';
 import { createApiKeyAction, revokeApiKeyAction, type CreateKeyState } from '@/app/actions/api-keys';
+import { RoleSelect } from '@/app/components/role-select';
 import { ConfirmAction } from '@/app/components/confirm-action';
 import { Button } from '@/app/components/ui/button';
-import { Field, FieldError, FormError } from '@/app/components/ui/field';
+import { Field, FormError } from '@/app/components/ui/field';
 import { Label, Select } from '@/app/components/ui/input';
 import { SubmitButton } from '@/app/components/ui/submit-button';
 
@@ -78,22 +79,12 @@ export function CreateApiKeyForm({
           defaultValue={state.values?.name ?? ''}
           error={state.fieldErrors?.name}
         />
-        <div className="grid grid-cols-1 gap-2">
-          <Label htmlFor="key-role">Role</Label>
-          <Select
-            id="key-role"
-            name="role"
-            defaultValue={state.values?.role ?? 'member'}
-            aria-describedby={state.fieldErrors?.role ? 'key-role-error' : undefined}
-          >
-            {roles.map((r) => (
-              <option key={r} value={r}>
-                {r[0]!.toUpperCase() + r.slice(1)}
-              </option>
-            ))}
-          </Select>
-          <FieldError id="key-role-error">{state.fieldErrors?.role}</FieldError>
-        </div>
+        <RoleSelect
+          id="key-role"
+          roles={roles}
+          defaultValue={state.values?.role ?? 'member'}
+          error={state.fieldErrors?.role}
+        />
         <div className="grid grid-cols-1 gap-2">
           <Label htmlFor="key-expiry">Expires</Label>
           <Select id="key-expiry" name="expires_in_days" defaultValue={state.values?.expires_in_days ?? '90'}>
