@@ -221,6 +221,7 @@ export function describeAudit(line: Pick<AuditLine, 'action' | 'details'>): stri
   const s = (v: unknown) => (typeof v === 'string' ? v : '');
   switch (line.action) {
     case 'login':
+      if (d.method === 'oauth_authorization_code') return 'A connected app started a session';
       return `Signed in${s(d.method) ? ` (${s(d.method)})` : ''}`;
     case 'login_failed':
       return 'Sign-in failed: wrong password';
@@ -250,6 +251,16 @@ export function describeAudit(line: Pick<AuditLine, 'action' | 'details'>): stri
       return 'Passkey added';
     case 'passkey_deleted':
       return 'Passkey removed';
+    case 'oauth_authorization_approved':
+      return d.automatic ? 'A connected app was let in again' : 'An app was allowed to use the account';
+    case 'oauth_authorization_denied':
+      return 'An app was denied access';
+    case 'oauth_token_issued':
+      return 'A connected app received its access';
+    case 'oauth_code_reused':
+      return "An app's one-time code was used twice; its session was ended";
+    case 'oauth_grant_revoked':
+      return 'An app was disconnected';
     case 'member.added':
       return `Member added as ${s(d.role)}`;
     case 'member.role_changed':

@@ -3,7 +3,8 @@
 // recovery codes that stand in for the app (shown once; new ones void the old); and where the
 // account is signed in, with a sign-out for each other session or all of them. Passkeys: add one
 // (the device asks for a fingerprint, face or PIN), see when each was last used, remove one; and a
-// security key or a phone (a code by text message) instead of the app as the second step.
+// security key or a phone (a code by text message) instead of the app as the second step. With the
+// OAuth server on, the apps allowed to use the account, each with a disconnect.
 import { PageHeader } from '@/app/components/page-header';
 import { Badge } from '@/app/components/ui/badge';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
@@ -13,6 +14,8 @@ import { NewRecoveryCodes, TwoStepSettings } from '@/app/settings/security/secur
 import { PasskeyList } from '@/app/settings/security/passkey-list';
 import { RecentSecurityActivity } from '@/app/settings/security/recent-activity';
 import { SessionsList } from '@/app/settings/security/sessions-list';
+import { ConnectedApps } from '@/app/settings/security/connected-apps';
+import { connectedApps, oauthServerEnabled } from '@/app/lib/queries/oauth';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Security' };
@@ -24,6 +27,7 @@ export default async function SecurityPage() {
   const { sessions, total } = await services().identity.ownSessions(user.token);
   const passkeysOn = services().identity.deps.passkeys.enabled;
   const passkeys = passkeysOn ? await services().identity.listPasskeys(user.token) : [];
+  const apps = oauthServerEnabled() ? await connectedApps(user) : null;
   return (
     <>
       <PageHeader
@@ -98,6 +102,19 @@ export default async function SecurityPage() {
             <SessionsList sessions={sessions} total={total} />
           </CardContent>
         </Card>
+        {apps ? (
+          <Card aria-labelledby="connected-apps">
+            <CardHeader>
+              <CardTitle id="connected-apps">Connected apps</CardTitle>
+              <CardDescription>
+                Apps you allowed to use your account. Each can act as you until you disconnect it.
+              </CardDescription>
+            </CardHeader>
+            <CardContent>
+              <ConnectedApps apps={apps} />
+            </CardContent>
+          </Card>
+        ) : null}
         <RecentSecurityActivity user={user} />
       </div>
     </>

@@ -49,9 +49,13 @@ export async function listOwnSessions(
       created_at: Date;
       last_used_at: Date;
       aal: string;
+      app: string | null;
       total: string;
     }>(
       `select id, user_agent, host(ip) as ip, created_at, aal,
+              -- a session an OAuth client holds is named by the app, not its HTTP library (0093)
+              (select coalesce(c.client_name, 'An app') from auth.oauth_clients c
+                where c.id = oauth_client_id) as app,
               greatest(created_at, refreshed_at, refresh_rotated_at) as last_used_at,
               count(*) over () as total
        from auth.sessions
@@ -64,7 +68,7 @@ export async function listOwnSessions(
       total: Number(found.rows[0]?.total ?? 0),
       sessions: found.rows.map((row) => ({
         id: row.id,
-        device: describeDevice(row.user_agent),
+        device: row.app ? `${row.app} (connected app)` : describeDevice(row.user_agent),
         ip: row.ip,
         createdAt: row.created_at,
         lastUsedAt: row.last_used_at,
