@@ -589,6 +589,36 @@ test('discovery: RFC 8414 metadata under /auth/v1 and at the root', async () => 
   }
 });
 
+test('requests started per address are limited (the sign-in limit), refused without a redirect', async () => {
+  const limited = await startTestServer({ OAUTH_SERVER_ENABLED: 'true', RATE_LIMIT_SIGNIN_PER_ADDRESS: '2' });
+  try {
+    const created = await limited.adminClient().auth.admin.oauth.createClient({
+      client_name: 'Busy',
+      redirect_uris: [REDIRECT],
+    });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: created.data!.client_id,
+      redirect_uri: REDIRECT,
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    });
+    const start = () => fetch(`${limited.url}/auth/v1/oauth/authorize?${query}`, { redirect: 'manual' });
+    expect((await start()).status).toBe(302);
+    expect((await start()).status).toBe(302);
+    const third = await start();
+    expect(third.status).toBe(429);
+    expect(third.headers.get('location')).toBeNull();
+    expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+    const { rows } = await limited.pool.query<{ n: number }>(
+      'select count(*)::int as n from auth.oauth_authorizations',
+    );
+    expect(rows[0]!.n).toBe(2);
+  } finally {
+    await limited.close();
+  }
+});
+
 test('with the OAuth server off (the default) none of it is served', async () => {
   const off = await startTestServer();
   try {

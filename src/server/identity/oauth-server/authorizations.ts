@@ -8,6 +8,7 @@ import type { Pool } from '../../db/pool.js';
 import { withService, type Tx } from '../../db/transactions.js';
 import { recordAccountEvent, type AccountAction } from '../audit.js';
 import { authError, errors } from '../errors.js';
+import { enforceLimits } from '../rate-limit.js';
 import type { HttpError } from '../../http/errors.js';
 
 /** How long a request waits for the user's answer, and a code for its exchange (GoTrue's ten minutes). */
@@ -46,11 +47,19 @@ export async function startAuthorization(
   pool: Pool,
   consentPageUrl: string,
   query: AuthorizeQuery,
+  limit: { ip: string | null; max: number; windowSeconds: number },
 ): Promise<string> {
   const clientId = query.client_id ?? '';
   const redirectUri = query.redirect_uri ?? '';
   if (!clientId) throw errors.validation('client_id is required');
   if (!redirectUri) throw errors.validation('redirect_uri is required');
+  // Anyone may start a request without signing in, and each one is a row: counted per address
+  // against the sign-in limit, as provider sign-ins started at /authorize are.
+  if (limit.ip) {
+    await enforceLimits(pool, [
+      { bucket: `oauth-authorize:ip:${limit.ip}`, max: limit.max, windowSeconds: limit.windowSeconds },
+    ]);
+  }
   if (!UUID.test(clientId)) throw authError(400, 'oauth_client_not_found', 'invalid client_id');
   const client = await pool.query<{ redirect_uris: string[]; grant_types: string[] }>(
     'select redirect_uris, grant_types from auth.oauth_clients where id = $1 and deleted_at is null',

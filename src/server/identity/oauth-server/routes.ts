@@ -36,15 +36,22 @@ export function oauthServerClientRoutes(app: Hono<Env>, service: IdentityService
 
   app.get('/oauth/authorize', async (c) => {
     const q = (name: string) => c.req.query(name);
-    const location = await startAuthorization(deps.pool, deps.oauthServer.authorizationUrl, {
-      client_id: q('client_id'),
-      redirect_uri: q('redirect_uri'),
-      response_type: q('response_type'),
-      scope: q('scope'),
-      state: q('state'),
-      code_challenge: q('code_challenge'),
-      code_challenge_method: q('code_challenge_method'),
-    });
+    const { ip } = requestContextOf(c.req.raw.headers, c.env?.incoming, trustProxy);
+    const limits = deps.settings.rateLimits;
+    const location = await startAuthorization(
+      deps.pool,
+      deps.oauthServer.authorizationUrl,
+      {
+        client_id: q('client_id'),
+        redirect_uri: q('redirect_uri'),
+        response_type: q('response_type'),
+        scope: q('scope'),
+        state: q('state'),
+        code_challenge: q('code_challenge'),
+        code_challenge_method: q('code_challenge_method'),
+      },
+      { ip, max: limits.signInPerAddress, windowSeconds: limits.windowSeconds },
+    );
     return c.redirect(location, 302);
   });
 
