@@ -17,9 +17,9 @@ import {
   readStoredSession,
   safeNext,
   services,
+  signedInOrSignIn,
   storeSession,
 } from '@/app/lib/session';
-import type { SignedIn } from '@/app/lib/session';
 import { verifyAccessToken } from '@/server/identity/access-tokens';
 import { isHttpError } from '@/server/http/errors';
 
@@ -49,15 +49,9 @@ function codeRefusal(error: unknown): { field?: string; message: string } {
   }
 }
 
-async function signedInOrBack(): Promise<SignedIn> {
-  const user = await currentUser();
-  if (!user) redirect(`/sign-in?next=${encodeURIComponent(SECURITY)}`);
-  return user;
-}
-
 /** Step 1 of setting up: a new, unverified factor with its QR code and secret. */
 export async function startEnrolmentAction(_state: EnrolState, _form: FormData): Promise<EnrolState> {
-  const user = await signedInOrBack();
+  const user = await signedInOrSignIn(SECURITY);
   try {
     const factor = await services().identity.enrollFactor(user.token, { factorType: 'totp' });
     const totp = 'totp' in factor ? factor.totp : undefined;
@@ -77,7 +71,7 @@ export async function startEnrolmentAction(_state: EnrolState, _form: FormData):
 
 /** Step 2: the first code confirms the app; the session is now at aal2 and recovery codes are made. */
 export async function confirmEnrolmentAction(_state: EnrolState, form: FormData): Promise<EnrolState> {
-  const user = await signedInOrBack();
+  const user = await signedInOrSignIn(SECURITY);
   // The form's factor id is only a reference: the service finds it among this user's factors.
   const factorId = idField.safeParse(form.get('factor_id'));
   if (!factorId.success) return { error: 'This page is out of date; reload it and start again' };
@@ -103,7 +97,7 @@ export async function confirmEnrolmentAction(_state: EnrolState, form: FormData)
 
 /** New recovery codes (the old ones stop working), shown once. */
 export async function newRecoveryCodesAction(_state: EnrolState, _form: FormData): Promise<EnrolState> {
-  const user = await signedInOrBack();
+  const user = await signedInOrSignIn(SECURITY);
   try {
     return { recoveryCodes: await services().identity.regenerateRecoveryCodes(user.token) };
   } catch (error) {
@@ -113,7 +107,7 @@ export async function newRecoveryCodesAction(_state: EnrolState, _form: FormData
 
 /** Removes the authenticator app; the session's next tokens say aal1 again. */
 export async function removeFactorAction(form: FormData): Promise<never> {
-  const user = await signedInOrBack();
+  const user = await signedInOrSignIn(SECURITY);
   const factorId = idField.safeParse(form.get('factor_id'));
   if (!factorId.success) {
     await flash('error', 'This page is out of date; reload it and try again');
@@ -137,7 +131,7 @@ export async function removeFactorAction(form: FormData): Promise<never> {
  * again begins clean. The page forgets the QR code itself; nothing is said unless it fails.
  */
 export async function cancelEnrolmentAction(form: FormData): Promise<void> {
-  const user = await signedInOrBack();
+  const user = await signedInOrSignIn(SECURITY);
   const factorId = idField.safeParse(form.get('factor_id'));
   if (!factorId.success) return;
   await services()

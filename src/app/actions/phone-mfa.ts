@@ -8,8 +8,14 @@ import { z } from 'zod';
 import { requestContext } from '@/app/lib/client';
 import { idField } from '@/app/lib/fields';
 import type { FormState } from '@/app/lib/form-state';
-import { currentUser, halfSignedInUser, safeNext, services, storeSession } from '@/app/lib/session';
-import type { SignedIn } from '@/app/lib/session';
+import {
+  currentUser,
+  halfSignedInUser,
+  safeNext,
+  services,
+  signedInOrSignIn,
+  storeSession,
+} from '@/app/lib/session';
 import { verifyAccessToken } from '@/server/identity/access-tokens';
 import { isHttpError } from '@/server/http/errors';
 
@@ -52,18 +58,12 @@ function refusal(error: unknown, fallback: string): PhoneEnrolState {
   }
 }
 
-async function signedInOrBack(): Promise<SignedIn> {
-  const user = await currentUser();
-  if (!user) redirect(`/sign-in?next=${encodeURIComponent(SECURITY)}`);
-  return user;
-}
-
 /** Step 1: the number becomes an unverified factor and a code is texted to it. */
 export async function startPhoneEnrolmentAction(
   _state: PhoneEnrolState,
   form: FormData,
 ): Promise<PhoneEnrolState> {
-  const user = await signedInOrBack();
+  const user = await signedInOrSignIn(SECURITY);
   const phone = String(form.get('phone') ?? '').trim();
   if (!phone) return { fieldErrors: { phone: 'Enter your mobile number' }, values: { phone } };
   const { identity } = services();
@@ -88,7 +88,7 @@ export async function confirmPhoneEnrolmentAction(
   state: PhoneEnrolState,
   form: FormData,
 ): Promise<PhoneEnrolState> {
-  const user = await signedInOrBack();
+  const user = await signedInOrSignIn(SECURITY);
   const factorId = idField.safeParse(form.get('factor_id'));
   const challengeId = idField.safeParse(form.get('challenge_id'));
   if (!factorId.success || !challengeId.success)

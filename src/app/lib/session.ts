@@ -118,5 +118,15 @@ export async function requireUser(path: string): Promise<SignedIn> {
   redirect(`/sign-in?next=${encodeURIComponent(path)}`);
 }
 
+/**
+ * For server actions: the signed-in user, or a redirect to sign in that comes back to `path` (an
+ * action has no page of its own to return to, and cannot refresh a session on the way).
+ */
+export async function signedInOrSignIn(path: string): Promise<SignedIn> {
+  const user = await currentUser();
+  if (!user) redirect(`/sign-in?next=${encodeURIComponent(path)}`);
+  return user;
+}
+
 export { services };
 export { localPath, safeNext } from '@/app/lib/redirect-target';
