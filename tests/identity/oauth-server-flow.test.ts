@@ -532,6 +532,18 @@ describe('grants', () => {
       headers: { authorization: `Bearer ${issued.access_token}` },
     });
     expect(asClient.status).toBe(403);
+    // nor may its session's token refreshed at the ordinary /token, which carries no client_id
+    const plain = await call(server, 'POST', '/auth/v1/token?grant_type=refresh_token', {
+      body: { refresh_token: issued.refresh_token },
+    });
+    expect(plain.status).toBe(200);
+    expect(decodeJwt(plain.body.access_token as string).client_id).toBeUndefined();
+    const viaPlain = await call(server, 'GET', '/auth/v1/user/oauth/grants', {
+      headers: { authorization: `Bearer ${plain.body.access_token as string}` },
+    });
+    expect(viaPlain.status).toBe(403);
+    issued.access_token = plain.body.access_token as string;
+    issued.refresh_token = plain.body.refresh_token as string;
 
     const revoked = await user.client.auth.oauth.revokeGrant({ clientId: client.client_id });
     expect(revoked.error).toBeNull();

@@ -77,9 +77,18 @@ export function oauthServerClientRoutes(app: Hono<Env>, service: IdentityService
 async function approverOf(c: Context<Env>, service: IdentityService): Promise<Approver> {
   const caller = c.get('caller');
   if (caller.kind !== 'user') throw errors.noAuthorization();
-  const refused = requirePersonalToken(caller.claims.client_id);
+  const { pool } = service.deps;
+  const user = await requireLiveUser(pool, caller.claims);
+  // The session decides, not only the claim: a client's refresh token taken to the ordinary
+  // /token endpoint comes back without client_id, yet its session is still the client's.
+  const session = await pool.query<{ oauth_client_id: string | null }>(
+    'select oauth_client_id from auth.sessions where id = $1',
+    [caller.claims.session_id],
+  );
+  const refused = requirePersonalToken(
+    caller.claims.client_id ?? session.rows[0]?.oauth_client_id ?? undefined,
+  );
   if (refused) throw refused;
-  const user = await requireLiveUser(service.deps.pool, caller.claims);
   return { userId: user.id, email: user.email ?? '' };
 }
 
