@@ -269,6 +269,39 @@ describe('the authorization code flow with PKCE', () => {
     expect(issued.status).toBe(200);
     expect(decodeJwt(issued.body.access_token!).client_id).toBe(pub.client_id);
 
+    // without PKCE a public client has nothing to prove itself with: refused at both ends
+    const noChallenge = await authorize({
+      response_type: 'code',
+      client_id: pub.client_id,
+      redirect_uri: REDIRECT,
+      state: 'p1',
+    });
+    expect(new URL(noChallenge.location!).searchParams.get('error')).toBe('invalid_request');
+    const unproven = await codeFor(pub);
+    const noVerifier = await token({
+      grant_type: 'authorization_code',
+      client_id: pub.client_id,
+      code: unproven.code,
+    });
+    expect(noVerifier.status).toBe(400);
+    expect(noVerifier.body.error).toBe('invalid_request');
+    // a public client presenting a secret is confused or guessing
+    const withSecret = await token({
+      grant_type: 'authorization_code',
+      client_id: pub.client_id,
+      client_secret: 'anything',
+      code: unproven.code,
+      code_verifier: unproven.verifier,
+    });
+    expect(withSecret.status).toBe(401);
+    const proven = await token({
+      grant_type: 'authorization_code',
+      client_id: pub.client_id,
+      code: unproven.code,
+      code_verifier: unproven.verifier,
+    });
+    expect(proven.status).toBe(200);
+
     const post = await registerClient('client_secret_post');
     const second = await codeFor(post);
     const viaBasic = await token(
