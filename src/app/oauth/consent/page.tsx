@@ -5,9 +5,9 @@
 // back to the app; an unknown, expired or answered request says so.
 import { ExternalLink, ShieldCheck } from 'lucide-react';
 import Link from 'next/link';
-import { redirect } from 'next/navigation';
+import { notFound, redirect } from 'next/navigation';
 import { Avatar } from '@/app/components/ui/avatar';
-import { consentRequest } from '@/app/lib/queries/oauth';
+import { consentRequest, oauthServerEnabled } from '@/app/lib/queries/oauth';
 import { requireUser } from '@/app/lib/session';
 import { ConsentForm } from '@/app/oauth/consent/consent-form';
 
@@ -37,6 +37,8 @@ export default async function ConsentPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
+  // no OAuth server on this instance, no consent page (OAUTH_SERVER_ENABLED)
+  if (!oauthServerEnabled()) notFound();
   const { authorization_id: raw } = await searchParams;
   const id = typeof raw === 'string' && UUID.test(raw) ? raw.toLowerCase() : null;
   const user = await requireUser(id ? `/oauth/consent?authorization_id=${id}` : '/oauth/consent');
