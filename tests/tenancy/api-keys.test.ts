@@ -343,3 +343,35 @@ test('realtime accepts a key on its own workspace private channel only', async (
   await revoked.removeAllChannels();
   await client.removeAllChannels();
 });
+
+test("the admin API looks after people only: a key's principal is not listed, read, changed or deleted there", async () => {
+  const created = await createKey(admin, { name: 'Hidden from admins' });
+  const service = server.adminClient();
+  const listed = await service.auth.admin.listUsers({ page: 1, perPage: 1000 });
+  expect(listed.error).toBeNull();
+  const ids = listed.data.users.map((u) => u.id);
+  expect(ids).toContain(owner.id);
+  expect(ids).not.toContain(created.id);
+
+  const read = await service.auth.admin.getUserById(created.id);
+  expect(read.error?.status).toBe(404);
+  // An address and a password would let the key's principal sign in.
+  const changed = await service.auth.admin.updateUserById(created.id, {
+    email: 'key-principal@example.com',
+    password: 'correct horse battery',
+  });
+  expect(changed.error?.status).toBe(404);
+  const deleted = await service.auth.admin.deleteUser(created.id);
+  expect(deleted.error?.status).toBe(404);
+  const principal = await server.pool.query(
+    'select email, encrypted_password from auth.users where id = $1',
+    [created.id],
+  );
+  expect(principal.rows).toEqual([{ email: null, encrypted_password: null }]);
+
+  // The key itself still works: nothing above touched it.
+  const { data, error } = await keyClient(created.key).from('projects').select('workspace_id, name');
+  expect(error).toBeNull();
+  expect(data).toContainEqual({ workspace_id: mine, name: 'Ours' });
+  expect(new Set(data!.map((p) => p.workspace_id))).toEqual(new Set([mine]));
+});

@@ -152,6 +152,12 @@ function withDates(row: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
+/** Whether the account is a workspace API key's principal (decision 0091), not a person. */
+export async function isKeyPrincipal(tx: Queryable, id: string): Promise<boolean> {
+  const found = await tx.query('select 1 from internal.api_keys where id = $1', [id]);
+  return (found.rowCount ?? 0) > 0;
+}
+
 export async function findUserById(tx: Queryable, id: string): Promise<UserWithIdentities | null> {
   const result = await tx.query<UserWithIdentities>(
     `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u where u.id = $1`,
@@ -292,6 +298,10 @@ export async function softDeleteUser(tx: Tx, id: string): Promise<boolean> {
   return result.rows[0]?.outcome !== 'not_found';
 }
 
+/**
+ * A page of accounts for the admin API, newest first. Workspace API keys' principals are left out:
+ * they are keys, managed by their workspace, not people an administrator looks after.
+ */
 export async function listUsers(
   tx: Tx,
   page: number,
@@ -299,9 +309,13 @@ export async function listUsers(
 ): Promise<{ users: UserWithIdentities[]; total: number }> {
   const rows = await tx.query<UserWithIdentities>(
     `select ${USER_COLUMNS}, ${IDENTITIES} from auth.users u
+     where not exists (select 1 from internal.api_keys k where k.id = u.id)
      order by u.created_at desc, u.id desc limit $1 offset $2`,
     [perPage, (page - 1) * perPage],
   );
-  const count = await tx.query<{ total: string }>('select count(*) as total from auth.users');
+  const count = await tx.query<{ total: string }>(
+    `select count(*) as total from auth.users u
+     where not exists (select 1 from internal.api_keys k where k.id = u.id)`,
+  );
   return { users: rows.rows, total: Number(count.rows[0]?.total ?? 0) };
 }

@@ -3,7 +3,7 @@
 // links and codes of the e-mails for an administrator to deliver. The route has already checked
 // that the caller is an administrator.
 import { recordAccountEvent, type AccountEvent } from '../audit.js';
-import { withService } from '../../db/transactions.js';
+import { withService, type Tx } from '../../db/transactions.js';
 import { issueEmailAction, sendEmailAction } from '../email-actions.js';
 import { authError, errors } from '../errors.js';
 import { hashCallers } from '../hash-queue.js';
@@ -14,6 +14,7 @@ import {
   softDeleteUser,
   findUserById,
   insertUser,
+  isKeyPrincipal,
   listUsers,
   normalizeEmail,
   renderUser,
@@ -89,10 +90,19 @@ function checkImportedHash(hash: string): void {
   }
 }
 
-export async function adminGetUser(deps: IdentityDeps, id: string): Promise<UserWithIdentities> {
-  const user = await withService(deps.pool, (tx) => findUserById(tx, id));
-  if (!user) throw errors.userNotFound();
+/**
+ * The account the admin API may look after: a person's. A workspace API key's principal answers
+ * as no user at all, so it can be neither read, given a password or address (which would let it
+ * sign in), nor deleted here; its workspace revokes the key instead.
+ */
+async function personOrNotFound(tx: Tx, id: string): Promise<UserWithIdentities> {
+  const user = await findUserById(tx, id);
+  if (!user || (await isKeyPrincipal(tx, id))) throw errors.userNotFound();
   return user;
+}
+
+export async function adminGetUser(deps: IdentityDeps, id: string): Promise<UserWithIdentities> {
+  return withService(deps.pool, (tx) => personOrNotFound(tx, id));
 }
 
 export async function adminListUsers(deps: IdentityDeps, page: number, perPage: number) {
@@ -117,7 +127,7 @@ export async function adminUpdateUser(
   const passwordHash =
     input.password === undefined ? undefined : await deps.passwords.hash(hashCallers.service, input.password);
   return withService(deps.pool, async (tx) => {
-    if (!(await findUserById(tx, id))) throw errors.userNotFound();
+    await personOrNotFound(tx, id);
     const changes: UserChanges = {};
     if (input.email !== undefined) changes.email = input.email;
     if (passwordHash !== undefined) changes.passwordHash = passwordHash;
@@ -166,6 +176,7 @@ export async function adminDeleteUser(
   let deleted: boolean;
   try {
     deleted = await withService(deps.pool, async (tx) => {
+      if (await isKeyPrincipal(tx, id)) return false;
       const done = soft ? await softDeleteUser(tx, id) : await deleteUser(tx, id);
       // The line outlives the account: the audit log keeps no foreign key to it.
       if (done)
