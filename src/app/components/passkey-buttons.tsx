@@ -10,7 +10,7 @@ import type {
 } from '@simplewebauthn/browser';
 import { KeyRound, Plus } from 'lucide-react';
 import { useRouter } from 'next/navigation';
-import { useState, useTransition } from 'react';
+import { useState, useTransition, type ReactNode } from 'react';
 import {
   finishPasskeyRegistration,
   finishPasskeySignIn,
@@ -59,120 +59,125 @@ function useCeremony() {
   return { error, pending, run };
 }
 
-export function AddPasskeyButton() {
-  const router = useRouter();
+/**
+ * One ceremony's button: `ceremony` runs it and answers the refusal to show, if any. `wide` fills
+ * a sign-in card's width; otherwise the button keeps its own width on a settings page.
+ */
+function CeremonyButton({
+  icon,
+  label,
+  waiting,
+  variant,
+  wide = false,
+  ceremony,
+}: {
+  icon: ReactNode;
+  label: string;
+  /** said on the button while the device is asked */
+  waiting: string;
+  variant?: 'outline';
+  wide?: boolean;
+  ceremony: () => Promise<string | undefined>;
+}) {
   const { error, pending, run } = useCeremony();
+  const button = (
+    <Button
+      type="button"
+      {...(variant ? { variant } : {})}
+      {...(wide ? { className: 'w-full' } : {})}
+      disabled={pending}
+      onClick={() => run(ceremony)}
+    >
+      {icon}
+      {pending ? waiting : label}
+    </Button>
+  );
   return (
     <div className="grid gap-2">
       <FormError>{error}</FormError>
-      <div>
-        <Button
-          type="button"
-          disabled={pending}
-          onClick={() =>
-            run(async () => {
-              const started = await passkeyRegistrationOptions();
-              if ('error' in started) return started.error;
-              const answer = await startRegistration({
-                optionsJSON: started.options as PublicKeyCredentialCreationOptionsJSON,
-              });
-              const done = await finishPasskeyRegistration(started.challengeId, answer);
-              if (!done.error) router.refresh();
-              return done.error;
-            })
-          }
-        >
-          <Plus aria-hidden="true" />
-          {pending ? 'Waiting for your device…' : 'Add a passkey'}
-        </Button>
-      </div>
+      {wide ? button : <div>{button}</div>}
     </div>
+  );
+}
+
+export function AddPasskeyButton() {
+  const router = useRouter();
+  return (
+    <CeremonyButton
+      icon={<Plus aria-hidden="true" />}
+      label="Add a passkey"
+      waiting="Waiting for your device…"
+      ceremony={async () => {
+        const started = await passkeyRegistrationOptions();
+        if ('error' in started) return started.error;
+        const answer = await startRegistration({
+          optionsJSON: started.options as PublicKeyCredentialCreationOptionsJSON,
+        });
+        const done = await finishPasskeyRegistration(started.challengeId, answer);
+        if (!done.error) router.refresh();
+        return done.error;
+      }}
+    />
   );
 }
 
 /** `onRecoveryCodes` gets the codes made with the key, for a parent that outlives the page's refresh. */
 export function AddSecurityKeyButton({ onRecoveryCodes }: { onRecoveryCodes: (codes: string[]) => void }) {
-  const { error, pending, run } = useCeremony();
   return (
-    <div className="grid gap-2">
-      <FormError>{error}</FormError>
-      <div>
-        <Button
-          type="button"
-          variant="outline"
-          disabled={pending}
-          onClick={() =>
-            run(async () => {
-              const started = await securityKeyOptions();
-              if ('error' in started) return started.error;
-              const answer = await startRegistration({
-                optionsJSON: started.options as PublicKeyCredentialCreationOptionsJSON,
-              });
-              const done = await finishSecurityKey(started.factorId!, started.challengeId, answer);
-              if (done.recoveryCodes) onRecoveryCodes(done.recoveryCodes);
-              return done.error;
-            })
-          }
-        >
-          <KeyRound aria-hidden="true" />
-          {pending ? 'Waiting for your key…' : 'Use a security key instead'}
-        </Button>
-      </div>
-    </div>
+    <CeremonyButton
+      icon={<KeyRound aria-hidden="true" />}
+      label="Use a security key instead"
+      waiting="Waiting for your key…"
+      variant="outline"
+      ceremony={async () => {
+        const started = await securityKeyOptions();
+        if ('error' in started) return started.error;
+        const answer = await startRegistration({
+          optionsJSON: started.options as PublicKeyCredentialCreationOptionsJSON,
+        });
+        const done = await finishSecurityKey(started.factorId!, started.challengeId, answer);
+        if (done.recoveryCodes) onRecoveryCodes(done.recoveryCodes);
+        return done.error;
+      }}
+    />
   );
 }
 
 export function PasskeySignInButton({ next }: { next: string | null }) {
-  const { error, pending, run } = useCeremony();
   return (
-    <div className="grid gap-2">
-      <FormError>{error}</FormError>
-      <Button
-        type="button"
-        variant="outline"
-        className="w-full"
-        disabled={pending}
-        onClick={() =>
-          run(async () => {
-            const started = await passkeySignInOptions();
-            if ('error' in started) return started.error;
-            const answer = await startAuthentication({
-              optionsJSON: started.options as PublicKeyCredentialRequestOptionsJSON,
-            });
-            return (await finishPasskeySignIn(started.challengeId, answer, next)).error;
-          })
-        }
-      >
-        <KeyRound aria-hidden="true" />
-        {pending ? 'Waiting for your passkey…' : 'Sign in with a passkey'}
-      </Button>
-    </div>
+    <CeremonyButton
+      icon={<KeyRound aria-hidden="true" />}
+      label="Sign in with a passkey"
+      waiting="Waiting for your passkey…"
+      variant="outline"
+      wide
+      ceremony={async () => {
+        const started = await passkeySignInOptions();
+        if ('error' in started) return started.error;
+        const answer = await startAuthentication({
+          optionsJSON: started.options as PublicKeyCredentialRequestOptionsJSON,
+        });
+        return (await finishPasskeySignIn(started.challengeId, answer, next)).error;
+      }}
+    />
   );
 }
 
 export function SecurityKeyStepButton({ next }: { next: string | null }) {
-  const { error, pending, run } = useCeremony();
   return (
-    <div className="grid gap-2">
-      <FormError>{error}</FormError>
-      <Button
-        type="button"
-        className="w-full"
-        disabled={pending}
-        onClick={() =>
-          run(async () => {
-            const started = await secondStepKeyOptions();
-            if ('error' in started) return started.error;
-            const answer = await startAuthentication({
-              optionsJSON: started.options as PublicKeyCredentialRequestOptionsJSON,
-            });
-            return (await finishSecondStepKey(started.factorId!, started.challengeId, answer, next)).error;
-          })
-        }
-      >
-        <KeyRound aria-hidden="true" />
-        {pending ? 'Waiting for your key…' : 'Use your security key'}
-      </Button>
-    </div>
+    <CeremonyButton
+      icon={<KeyRound aria-hidden="true" />}
+      label="Use your security key"
+      waiting="Waiting for your key…"
+      wide
+      ceremony={async () => {
+        const started = await secondStepKeyOptions();
+        if ('error' in started) return started.error;
+        const answer = await startAuthentication({
+          optionsJSON: started.options as PublicKeyCredentialRequestOptionsJSON,
+        });
+        return (await finishSecondStepKey(started.factorId!, started.challengeId, answer, next)).error;
+      }}
+    />
   );
 }
