@@ -565,12 +565,12 @@ describe('grants', () => {
       headers: { authorization: `Bearer ${issued.access_token}` },
     });
     expect(asClient.status).toBe(403);
-    // nor may its session's token refreshed at the ordinary /token, which carries no client_id
+    // nor its session's token refreshed at the ordinary /token, which keeps naming the client
     const plain = await call(server, 'POST', '/auth/v1/token?grant_type=refresh_token', {
       body: { refresh_token: issued.refresh_token },
     });
     expect(plain.status).toBe(200);
-    expect(decodeJwt(plain.body.access_token as string).client_id).toBeUndefined();
+    expect(decodeJwt(plain.body.access_token as string).client_id).toBe(client.client_id);
     const viaPlain = await call(server, 'GET', '/auth/v1/user/oauth/grants', {
       headers: { authorization: `Bearer ${plain.body.access_token as string}` },
     });

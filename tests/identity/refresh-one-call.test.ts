@@ -32,9 +32,10 @@ test('a refresh grant is one statement on one connection, outside any explicit t
     expect(res.status).toBe(200);
   });
   const statements = sent.map((s) => s.text.replace(/\s+/g, ' '));
-  // The grant, and the user's factors read beside it (migration 0040) in the same statement.
+  // The grant, and the user's factors (migration 0040) and the session's OAuth client (0099) read
+  // beside it in the same statement.
   expect(statements).toEqual([
-    "select g.*, auth.user_factors_json((g.session ->> 'user_id')::uuid) as factors from auth.refresh_grant($1, $2, $3, $4, $5, $6, $7, $8) g",
+    "select g.*, auth.user_factors_json((g.session ->> 'user_id')::uuid) as factors, (select s.oauth_client_id from auth.sessions s where s.id = (g.session ->> 'id')::uuid) as oauth_client_id from auth.refresh_grant($1, $2, $3, $4, $5, $6, $7, $8) g",
   ]);
 });
 

@@ -27,6 +27,8 @@ export interface SessionRef {
   refreshToken: string;
   aal: string;
   amr: AmrEntry[];
+  /** the OAuth client the session was issued to (decision 0093); its tokens carry client_id */
+  oauthClientId?: string | null;
 }
 
 export interface SessionContext {
@@ -106,6 +108,8 @@ interface RefreshGrantRow {
   user: Parameters<typeof userFromJson>[0] | null;
   /** the user's second factors, read beside the grant (auth.user_factors_json, migration 0040) */
   factors: Parameters<typeof userFromJson>[1];
+  /** the OAuth client the session belongs to, read beside the grant (migration 0099) */
+  oauth_client_id: string | null;
 }
 
 export interface RefreshRules {
@@ -144,7 +148,8 @@ export async function refreshGrantInOneCall(
   const legacyChild = named ? null : legacyChildRefreshToken(key, presented);
   const result = await db.query<RefreshGrantRow>({
     name: 'auth.refresh_grant',
-    text: `select g.*, auth.user_factors_json((g.session ->> 'user_id')::uuid) as factors
+    text: `select g.*, auth.user_factors_json((g.session ->> 'user_id')::uuid) as factors,
+        (select s.oauth_client_id from auth.sessions s where s.id = (g.session ->> 'id')::uuid) as oauth_client_id
       from auth.refresh_grant($1, $2, $3, $4, $5, $6, $7, $8) g`,
     values: [
       sessionId,
@@ -171,6 +176,7 @@ export async function refreshGrantInOneCall(
           aal: session.aal,
           amr: session.amr,
           refreshToken: row.outcome === 'replayed_legacy' ? legacyChild! : child,
+          oauthClientId: row.oauth_client_id,
         },
         user: userFromJson(row.user!, row.factors),
       };

@@ -115,6 +115,8 @@ export async function tokenResponse(
     sessionId: session.sessionId,
     aal: session.aal,
     amr: session.amr,
+    // a session an OAuth client holds keeps naming it, whichever endpoint refreshed it
+    clientId: session.oauthClientId ?? undefined,
   });
   return {
     access_token: token,

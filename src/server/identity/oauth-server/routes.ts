@@ -79,8 +79,8 @@ async function approverOf(c: Context<Env>, service: IdentityService): Promise<Ap
   if (caller.kind !== 'user') throw errors.noAuthorization();
   const { pool } = service.deps;
   const user = await requireLiveUser(pool, caller.claims);
-  // The session decides, not only the claim: a client's refresh token taken to the ordinary
-  // /token endpoint comes back without client_id, yet its session is still the client's.
+  // The session decides, not only the claim: every token of a client's session carries client_id
+  // (whichever endpoint refreshed it), but one minted by the operator's own tooling need not.
   const session = await pool.query<{ oauth_client_id: string | null }>(
     'select oauth_client_id from auth.sessions where id = $1',
     [caller.claims.session_id],

@@ -179,6 +179,7 @@ export async function refreshForClient(
     'select oauth_client_id from auth.sessions where id = $1',
     [sessionId],
   );
+  // checked before rotating: another client's (or a person's own) session is left untouched
   if (owner.rows[0]?.oauth_client_id !== client.id) throw tokenErrors.invalidGrant('Invalid refresh token');
   const { settings } = deps;
   const outcome = await refreshGrantInOneCall(
