@@ -83,4 +83,29 @@ describe('an old address is reserved for its workspace', () => {
     await withService(pool, (tx) => tx.query('delete from public.workspaces where id = $1', [ws.id]));
     await expect(workspace(bob, old)).resolves.toMatchObject({ slug: old });
   });
+
+  test('a workspace keeps at most 20 old addresses; past them it may still go back to one', async () => {
+    const ada = await createUser(pool, 'ada');
+    const first = fresh('many');
+    const ws = await workspace(ada, first);
+    for (let i = 1; i <= 20; i++) await renameForGood(ada, ws.id, `${first}-${i}`);
+    const kept = await pool.query(
+      'select count(*)::int as n from internal.workspace_slug_history where workspace_id = $1',
+      [ws.id],
+    );
+    expect(kept.rows[0].n).toBe(20);
+
+    // A 21st old address would be reserved: refused, and nothing changes.
+    const outcome = await rename(ada, ws.id, fresh('one-more'));
+    expect(outcome).toMatchObject({ ok: false, code: '23514' });
+    expect(outcome.ok ? '' : outcome.message).toMatch(/has had 20 other addresses/);
+    const row = await pool.query('select slug from public.workspaces where id = $1', [ws.id]);
+    expect(row.rows[0].slug).toBe(`${first}-20`);
+
+    // Going back to an old address adds none (the current one takes its place).
+    await renameForGood(ada, ws.id, first);
+    const after = await pool.query('select slug from public.workspaces where id = $1', [ws.id]);
+    expect(after.rows[0].slug).toBe(first);
+    await expect(leadsTo(ada, `${first}-20`)).resolves.toBe(first);
+  });
 });

@@ -29,8 +29,15 @@ export async function renameWorkspaceAction(_state: FormState, form: FormData): 
       );
     } catch (error) {
       // Taken now, or an old address of another workspace that still leads there (0094).
-      if ((error as { code?: string }).code === '23505')
+      const refused = error as { code?: string; constraint?: string };
+      if (refused.code === '23505')
         throw new FieldRefusal('new_slug', 'That address is taken; choose another');
+      // Every rename keeps the address it leaves; a workspace keeps at most 20 of them (0103).
+      if (refused.constraint === 'workspace_old_addresses_limit')
+        throw new FieldRefusal(
+          'new_slug',
+          'This workspace has had 20 other addresses; go back to one of them, or keep this one',
+        );
       throw error;
     }
     if (r.rowCount === 0)
