@@ -608,6 +608,13 @@ describe('grants', () => {
     await user.client.auth.oauth.revokeGrant({ clientId: client.client_id });
     const late = await exchange(client, code, verifier);
     expect(late.body.error).toBe('invalid_grant');
+
+    // connecting again does not bring back a code approved before the revocation
+    const older = await codeFor(client, user);
+    await user.client.auth.oauth.revokeGrant({ clientId: client.client_id });
+    const newer = await codeFor(client, user);
+    expect((await exchange(client, older.code, older.verifier)).body.error).toBe('invalid_grant');
+    expect((await exchange(client, newer.code, newer.verifier)).status).toBe(200);
   });
 });
 

@@ -97,8 +97,10 @@ export async function exchangeCode(
     const { rows } = await tx.query<CodeRow>(
       `select a.id, a.client_id, a.user_id, a.redirect_uri, a.code_challenge, a.session_id,
           a.code_expires_at <= now() as code_expired, a.code_used_at is not null as code_used,
+          -- the consent the code was approved under: a later one, after a revocation, does not revive it
           exists (select 1 from auth.oauth_consents g where g.user_id = a.user_id
-            and g.client_id = a.client_id and g.revoked_at is null) as consented
+            and g.client_id = a.client_id and g.revoked_at is null and g.granted_at <= a.decided_at)
+            as consented
         from auth.oauth_authorizations a
         where a.code_hash = $1 and a.status = 'approved'
         for update`,
