@@ -489,6 +489,32 @@ describe('refusals', () => {
     expect(own.status).toBe(200);
   });
 
+  test('the token request may be JSON; a parameter sent twice is refused', async () => {
+    const client = await registerClient();
+    const { code, verifier } = await codeFor(client);
+    const post = (body: string, type: string) =>
+      fetch(`${server.url}/auth/v1/oauth/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': type,
+          authorization: `Basic ${Buffer.from(basicOf(client).join(':')).toString('base64')}`,
+        },
+        body,
+      });
+    const twice = await post(
+      `grant_type=authorization_code&code=${code}&code=${code}&code_verifier=${verifier}`,
+      'application/x-www-form-urlencoded',
+    );
+    expect(twice.status).toBe(400);
+    expect(((await twice.json()) as { error: string }).error).toBe('invalid_request');
+    const json = await post(
+      JSON.stringify({ grant_type: 'authorization_code', code, code_verifier: verifier }),
+      'application/json',
+    );
+    expect(json.status).toBe(200);
+    expect(((await json.json()) as { token_type: string }).token_type).toBe('bearer');
+  });
+
   test('unsupported grant types and a deleted client', async () => {
     const client = await registerClient();
     const password = await token(
