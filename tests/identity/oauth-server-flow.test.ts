@@ -644,6 +644,67 @@ describe('grants', () => {
   });
 });
 
+describe('what stays with the person', () => {
+  test("a client's token reads the user and their data, but cannot change the account or mint API keys", async () => {
+    const client = await registerClient();
+    const user = await signUp(server, 'oauth-limits');
+    const ws = await workspace(server, user, 'Limits Co');
+    const { code, verifier } = await codeFor(client, user);
+    const issued = (await exchange(client, code, verifier)).body;
+    const bearer = { authorization: `Bearer ${issued.access_token}` };
+
+    // reading is acting for the user
+    const me = await call(server, 'GET', '/auth/v1/user', { headers: bearer });
+    expect(me.status).toBe(200);
+    expect(me.body.id).toBe(user.id);
+    expect(await workspacesSeenWith(issued.access_token!)).toEqual([ws]);
+
+    // the account itself is the person's: address, password, factors, identities, passkeys
+    const refusals = await Promise.all([
+      call(server, 'PUT', '/auth/v1/user', { headers: bearer, body: { password: 'taken over 12345' } }),
+      call(server, 'PUT', '/auth/v1/user', { headers: bearer, body: { email: 'attacker@example.com' } }),
+      call(server, 'POST', '/auth/v1/factors', { headers: bearer, body: { factor_type: 'totp' } }),
+      call(server, 'GET', '/auth/v1/reauthenticate', { headers: bearer }),
+      call(server, 'GET', '/auth/v1/user/identities/authorize?provider=github&skip_http_redirect=true', {
+        headers: bearer,
+      }),
+      call(server, 'POST', '/auth/v1/logout?scope=global', { headers: bearer }),
+    ]);
+    for (const refused of refusals) {
+      expect(refused.status).toBe(403);
+      expect(refused.body.error_code).toBe('oauth_client_token');
+    }
+    const account = await server.pool.query<{ email: string; factors: number }>(
+      `select email, (select count(*)::int from auth.mfa_factors f where f.user_id = u.id) as factors
+       from auth.users u where id = $1`,
+      [user.id],
+    );
+    expect(account.rows[0]).toEqual({ email: user.email, factors: 0 });
+    const stillSignsIn = await server.client().auth.signInWithPassword({
+      email: user.email,
+      password: 'correct horse battery',
+    });
+    expect(stillSignsIn.error).toBeNull();
+
+    // a key would outlive the grant: refused in the database, whoever calls
+    const key = await server
+      .clientWithToken(issued.access_token!)
+      .rpc('create_api_key', { workspace_id: ws, name: 'Exfiltrate', role: 'member' });
+    expect(key.error?.code).toBe('42501');
+    const keys = await server.pool.query('select 1 from internal.api_keys where workspace_id = $1', [ws]);
+    expect(keys.rowCount).toBe(0);
+    // the person may make one
+    const own = await user.client.rpc('create_api_key', { workspace_id: ws, name: 'Mine', role: 'member' });
+    expect(own.error).toBeNull();
+
+    // the client signs out of its own session only; the person's stays
+    const out = await call(server, 'POST', '/auth/v1/logout?scope=local', { headers: bearer });
+    expect(out.status).toBe(204);
+    expect(await workspacesSeenWith(issued.access_token!)).toBe(401);
+    expect((await user.client.auth.getUser()).data.user?.id).toBe(user.id);
+  });
+});
+
 test('discovery: RFC 8414 metadata under /auth/v1 and at the root', async () => {
   const scoped = await call(server, 'GET', '/auth/v1/.well-known/oauth-authorization-server', {
     apikey: null,

@@ -11,6 +11,7 @@ import { HttpError } from '../http/errors.js';
 import { parseWith } from '../http/validate.js';
 import type { TokenSigner } from './access-tokens.js';
 import { resolveCaller, type Caller, type ProjectKeys } from './caller.js';
+import { requireOwnSession } from './oauth-server/client-sessions.js';
 import { banEnds } from './durations.js';
 import { authError, authErrorReply, authFailure, errors } from './errors.js';
 import { parsePkceParams } from './pkce.js';
@@ -472,6 +473,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.put('/user', async (c) => {
     const claims = requireUser(c.get('caller'));
+    await requireOwnSession(service.deps.pool, claims);
     const input = parseWith(updateUserBody, await readJsonBody(c.req.raw));
     if (input.app_metadata !== undefined) throw errors.appMetadataNotAllowed();
     const pkce = parsePkceParams(input.code_challenge, input.code_challenge_method);
@@ -498,6 +500,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.get('/user/identities/authorize', async (c) => {
     const claims = requireUser(c.get('caller'));
+    await requireOwnSession(service.deps.pool, claims);
     const input = oauthAuthorizeInput(c, deps.trustProxy, claims.sub);
     // Without PKCE the link is bound to this browser by a secret cookie the callback checks.
     const linkBinding = input.pkce ? null : newLinkBinding();
@@ -511,24 +514,33 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.delete('/user/identities/:id', async (c) => {
     const claims = requireUser(c.get('caller'));
+    await requireOwnSession(service.deps.pool, claims);
     await service.unlinkIdentity(claims, c.req.param('id'));
     return c.json({});
   });
 
-  app.get('/reauthenticate', async (c) => c.json(await service.reauthenticate(requireUser(c.get('caller')))));
+  app.get('/reauthenticate', async (c) => {
+    const claims = requireUser(c.get('caller'));
+    await requireOwnSession(service.deps.pool, claims);
+    return c.json(await service.reauthenticate(claims));
+  });
 
   app.post('/logout', async (c) => {
     const scope = c.req.query('scope') ?? 'global';
     if (scope !== 'global' && scope !== 'local' && scope !== 'others') {
       throw errors.validation('Unsupported logout scope: use global, local or others');
     }
-    await service.signOut(requireUser(c.get('caller')), scope);
+    const claims = requireUser(c.get('caller'));
+    // A client signs out of its own session only, never the user's others.
+    if (scope !== 'local') await requireOwnSession(service.deps.pool, claims);
+    await service.signOut(claims, scope);
     return c.body(null, 204);
   });
 
   // TOTP factors (flows/mfa.ts).
   app.post('/factors', async (c) => {
     const claims = requireNamedUser(c.get('caller'));
+    await requireOwnSession(service.deps.pool, claims);
     const input = parseWith(enrollFactorBody, (await readJsonBody(c.req.raw)) ?? {});
     return c.json(
       await service.enrollFactor(claims, {
@@ -542,6 +554,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.post('/factors/:factorId/challenge', async (c) => {
     const claims = requireNamedUser(c.get('caller'));
+    await requireOwnSession(service.deps.pool, claims);
     const id = factorIdParam(c.req.param('factorId'));
     const input = parseWith(challengeFactorBody, await readJsonBody(c.req.raw));
     return c.json(
@@ -556,6 +569,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.post('/factors/:factorId/verify', async (c) => {
     const claims = requireNamedUser(c.get('caller'));
+    await requireOwnSession(service.deps.pool, claims);
     const id = factorIdParam(c.req.param('factorId'));
     const input = parseWith(verifyFactorBody, (await readJsonBody(c.req.raw)) ?? {});
     return c.json(
@@ -572,6 +586,7 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
 
   app.delete('/factors/:factorId', async (c) => {
     const claims = requireNamedUser(c.get('caller'));
+    await requireOwnSession(service.deps.pool, claims);
     const id = factorIdParam(c.req.param('factorId'));
     return c.json(await service.unenrollFactor(claims, id));
   });
@@ -597,10 +612,12 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   });
   app.post('/passkeys/registration/options', async (c) => {
     const claims = passkeyCaller(c.get('caller'), service.deps.passkeys.enabled, true);
+    await requireOwnSession(service.deps.pool, claims);
     return c.json(await service.passkeyRegistrationStart(claims));
   });
   app.post('/passkeys/registration/verify', async (c) => {
     const claims = passkeyCaller(c.get('caller'), service.deps.passkeys.enabled, true);
+    await requireOwnSession(service.deps.pool, claims);
     const input = passkeyCeremony(await readJsonBody(c.req.raw), true);
     return c.json(await service.passkeyRegistrationFinish(claims, input));
   });
@@ -610,12 +627,14 @@ export function identityRoutes(deps: IdentityRouteDeps): Hono<Env> {
   });
   app.patch('/passkeys/:passkeyId', async (c) => {
     const claims = passkeyCaller(c.get('caller'), service.deps.passkeys.enabled, false);
+    await requireOwnSession(service.deps.pool, claims);
     const id = passkeyIdParam(c.req.param('passkeyId'));
     const input = parseWith(passkeyUpdateBody, (await readJsonBody(c.req.raw)) ?? {});
     return c.json(await service.renamePasskey(claims, id, input.friendly_name ?? ''));
   });
   app.delete('/passkeys/:passkeyId', async (c) => {
     const claims = passkeyCaller(c.get('caller'), service.deps.passkeys.enabled, false);
+    await requireOwnSession(service.deps.pool, claims);
     await service.deletePasskey(claims, passkeyIdParam(c.req.param('passkeyId')));
     return c.body(null, 204);
   });

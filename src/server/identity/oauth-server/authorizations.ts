@@ -9,7 +9,6 @@ import { withService, type Tx } from '../../db/transactions.js';
 import { recordAccountEvent, type AccountAction } from '../audit.js';
 import { authError, errors } from '../errors.js';
 import { enforceLimits } from '../rate-limit.js';
-import type { HttpError } from '../../http/errors.js';
 
 /** How long a request waits for the user's answer, and a code for its exchange (GoTrue's ten minutes). */
 export const AUTHORIZATION_TTL_SECONDS = 600;
@@ -313,11 +312,4 @@ export async function decideAuthorization(
       ),
     };
   });
-}
-
-/** Consent and grants are the person's own: a token issued to an OAuth client may not act on them. */
-export function requirePersonalToken(clientId: string | undefined): HttpError | null {
-  return clientId
-    ? authError(403, 'oauth_client_token', 'A token issued to an OAuth client cannot do this')
-    : null;
 }

@@ -11,10 +11,10 @@ import type { IdentityService } from '../service.js';
 import {
   authorizationDetails,
   decideAuthorization,
-  requirePersonalToken,
   startAuthorization,
   type Approver,
 } from './authorizations.js';
+import { requireOwnSession } from './client-sessions.js';
 import { authenticateClient, readTokenRequest, tokenErrors } from './client-auth.js';
 import { listGrants, revokeGrant } from './grants.js';
 import { authorizationServerMetadata } from './metadata.js';
@@ -79,16 +79,7 @@ async function approverOf(c: Context<Env>, service: IdentityService): Promise<Ap
   if (caller.kind !== 'user') throw errors.noAuthorization();
   const { pool } = service.deps;
   const user = await requireLiveUser(pool, caller.claims);
-  // The session decides, not only the claim: every token of a client's session carries client_id
-  // (whichever endpoint refreshed it), but one minted by the operator's own tooling need not.
-  const session = await pool.query<{ oauth_client_id: string | null }>(
-    'select oauth_client_id from auth.sessions where id = $1',
-    [caller.claims.session_id],
-  );
-  const refused = requirePersonalToken(
-    caller.claims.client_id ?? session.rows[0]?.oauth_client_id ?? undefined,
-  );
-  if (refused) throw refused;
+  await requireOwnSession(pool, caller.claims);
   return { userId: user.id, email: user.email ?? '' };
 }
 
