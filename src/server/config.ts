@@ -171,6 +171,8 @@ export interface Config {
   schedulerTimezone: string;
   /** AUDIT_RETENTION_DAYS: days a security audit log line is kept before the nightly job removes it */
   auditRetentionDays: number;
+  /** DOMAIN_VERIFICATION_DNS_SERVER: resolvers for workspace domains' TXT records; empty = the system's */
+  domainVerificationDnsServers: string[];
   /** paid plans and their Stripe prices; the free plan is built in */
   billingPlans: Plan[];
   freePlanSeats: number;
@@ -732,6 +734,19 @@ const envSchema = z.object({
   SCHEDULER: boolFlag.default(true),
   // At least a week: an investigation starts days after the events it looks into.
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(7).max(36500).default(365),
+  // host or host:port, comma-separated (an IPv6 address in brackets when it has a port)
+  DOMAIN_VERIFICATION_DNS_SERVER: commaList
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            /^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:.]+|[A-Za-z0-9.-]+)(:\d{1,5})?$/,
+            'must be host or host:port',
+          ),
+      ),
+    )
+    .default([]),
   SCHEDULER_TIMEZONE: z
     .string()
     .refine((tz) => {
@@ -1123,6 +1138,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     scheduler: e.SCHEDULER,
     schedulerTimezone: e.SCHEDULER_TIMEZONE,
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    domainVerificationDnsServers: e.DOMAIN_VERIFICATION_DNS_SERVER,
     billingPlans: e.BILLING_PLANS,
     freePlanSeats: e.FREE_PLAN_SEATS,
     freePlanProjects: e.FREE_PLAN_PROJECTS,

@@ -27,6 +27,8 @@ import { runDigest } from './digest/run.js';
 import { MailDelivery } from './mail/delivery.js';
 import { registerRuntime } from './runtime.js';
 import { auditRetentionJob } from './audit/retention.js';
+import { createTxtLookup } from './domains/txt-lookup.js';
+import { domainRecheckJob } from './domains/verification.js';
 import { Scheduler } from './scheduler.js';
 import { syncAppSettings } from './settings.js';
 import { ensureWebBuild, loadWebHandler } from './web.js';
@@ -189,6 +191,7 @@ async function main(): Promise<void> {
             run: () => runDigest(digest, frequency),
           })),
           auditRetentionJob(pool, config.auditRetentionDays),
+          domainRecheckJob(pool, createTxtLookup({ servers: config.domainVerificationDnsServers })),
         ],
       })
     : undefined;
