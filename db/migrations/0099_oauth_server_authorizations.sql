@@ -49,7 +49,8 @@ create index oauth_consents_client_idx on auth.oauth_consents (client_id);
 -- A session opened by a client's code exchange names the client (GoTrue's sessions.oauth_client_id):
 -- revoking the grant ends exactly these sessions, and their access tokens carry client_id.
 alter table auth.sessions add column if not exists oauth_client_id uuid references auth.oauth_clients (id);
-create index if not exists sessions_oauth_client_idx on auth.sessions (user_id, oauth_client_id)
+-- The client leads, so deleting a client finds its sessions through the index as well.
+create index if not exists sessions_oauth_client_idx on auth.sessions (oauth_client_id, user_id)
   where oauth_client_id is not null;
 
 -- Only the identity service (service_role) reads or writes these; the data API never shows them.
