@@ -88,6 +88,11 @@ async function sessionUser(): Promise<SignedIn | HalfSignedIn | null> {
   return user;
 }
 
+/** The session's user whether or not the second step is still due (the operator console decides). */
+export async function sessionAtAnyStep(): Promise<SignedIn | HalfSignedIn | null> {
+  return sessionUser();
+}
+
 /** The signed-in user, or null when there is no usable session (or the second step is still due). */
 export async function currentUser(): Promise<SignedIn | null> {
   const found = await sessionUser();

@@ -1,0 +1,238 @@
+// The operator console (/admin) on the real process: nobody but staff with a second-factor session
+// gets in (404 for everyone else, pages, export and server actions POSTed directly alike); staff
+// whose session has not passed the second factor are sent to it and their actions refused; staff
+// at aal2 search accounts, ban (the account cannot sign in), end sessions (the token stops
+// working), delete, and put a failed e-mail back in the queue, each leaving an audit line with the
+// operator as actor, marked as a console action.
+import { createClient, type Session } from '@supabase/supabase-js';
+import { Secret, TOTP } from 'otpauth';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import ws from 'ws';
+import { createPool, type Pool } from '../../src/server/db/pool.js';
+import { deleteUser, OperatorRefused } from '../../src/server/operator/actions.js';
+import { grantStaff } from '../../src/server/operator/staff.js';
+import { sessionCookieName, sessionCookies } from '../../src/server/web-session/cookies.js';
+import { startApp, type AppProcess } from '../support/app-process.js';
+
+let app: AppProcess;
+let pool: Pool;
+beforeAll(async () => {
+  app = await startApp({ RATE_LIMIT_SIGNIN_PER_ADDRESS: '1000' });
+  pool = createPool(app.env.DATABASE_URL!);
+}, 300_000);
+afterAll(async () => {
+  await pool?.end();
+  await app?.stop();
+});
+
+const PASSWORD = 'correct horse battery';
+const client = () =>
+  createClient(app.url, app.env.PROJECT_API_KEY!, {
+    auth: { persistSession: false, autoRefreshToken: false },
+    realtime: { transport: ws as unknown as typeof WebSocket },
+  });
+const codeFor = (secret: string) =>
+  new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate();
+const cookieOf = (session: Session) =>
+  sessionCookies(sessionCookieName(app.url), session as never, [], false)
+    .map((c) => `${c.name}=${c.value}`)
+    .join('; ');
+
+async function account(email: string): Promise<{ id: string; session: Session; cookie: string }> {
+  const service = app.env.SERVICE_ROLE_KEY!;
+  const created = await fetch(`${app.url}/auth/v1/admin/users`, {
+    method: 'POST',
+    headers: { apikey: service, authorization: `Bearer ${service}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: PASSWORD, email_confirm: true }),
+  });
+  expect(created.status).toBe(200);
+  const { data, error } = await client().auth.signInWithPassword({ email, password: PASSWORD });
+  expect(error).toBeNull();
+  return { id: data.user!.id, session: data.session!, cookie: cookieOf(data.session!) };
+}
+
+/** Staff: an account with a verified TOTP factor; its aal2 session and the factor's secret. */
+async function staffMember(email: string) {
+  const staff = await account(email);
+  const supabase = client();
+  await supabase.auth.setSession(staff.session);
+  const enrolled = await supabase.auth.mfa.enroll({ factorType: 'totp', friendlyName: 'Phone' });
+  expect(enrolled.error).toBeNull();
+  const verified = await supabase.auth.mfa.challengeAndVerify({
+    factorId: enrolled.data!.id,
+    code: codeFor(enrolled.data!.totp.secret),
+  });
+  expect(verified.error).toBeNull();
+  const session = (await supabase.auth.getSession()).data.session!;
+  expect(await grantStaff(pool, email, 'test')).toBe(true);
+  return { id: staff.id, cookie: cookieOf(session), token: session.access_token };
+}
+
+const claimsOf = (token: string) =>
+  JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { session_id: string };
+
+const get = (path: string, cookie = '') =>
+  fetch(`${app.url}${path}`, { headers: cookie ? { cookie } : {}, redirect: 'manual' });
+
+/** The server actions' ids in a page's forms (progressive enhancement names them in hidden inputs). */
+async function actionIds(path: string, cookie: string): Promise<Map<string, string>> {
+  const html = await (await get(path, cookie)).text();
+  const ids = new Map<string, string>();
+  // each form: its action's id, then the visible fields that tell the forms apart
+  for (const form of html.split('<form').slice(1)) {
+    const id = /name="\$ACTION_ID_([0-9a-f]+)"/.exec(form)?.[1];
+    const label = />([A-Z][A-Za-z ]+)<\/button>/.exec(form)?.[1];
+    if (id && label) ids.set(label, id);
+  }
+  return ids;
+}
+
+/** POSTs a server action as a page's form would, with this cookie. */
+function postAction(path: string, actionId: string, fields: Record<string, string>, cookie: string) {
+  const form = new FormData();
+  form.set(`$ACTION_ID_${actionId}`, '');
+  for (const [k, v] of Object.entries(fields)) form.set(k, v);
+  return fetch(`${app.url}${path}`, {
+    method: 'POST',
+    body: form,
+    headers: { cookie, origin: app.url, 'sec-fetch-site': 'same-origin' },
+    redirect: 'manual',
+  });
+}
+
+const auditLines = async (action: string, userId: string) =>
+  (
+    await pool.query<{ actor_id: string; actor_type: string; details: Record<string, unknown> }>(
+      'select actor_id, actor_type, details from public.audit_events where action = $1 and user_id = $2',
+      [action, userId],
+    )
+  ).rows;
+
+test('only staff at aal2 get in; ban, session end and delete work and are audited', async () => {
+  const tag = Date.now();
+  const staff = await staffMember(`staff-${tag}@example.com`);
+  const outsider = await account(`outsider-${tag}@example.com`);
+  const target = await account(`target-${tag}@example.com`);
+
+  // nobody signed in, and a signed-in account that is not staff: the console does not exist
+  for (const path of ['/admin', '/admin/users', `/admin/users/${target.id}`, '/admin/audit', '/admin/mail']) {
+    expect((await get(path)).status).toBe(404);
+    expect((await get(path, outsider.cookie)).status).toBe(404);
+  }
+  expect((await get('/admin/audit/export?format=csv', outsider.cookie)).status).toBe(404);
+
+  // staff at aal2: search finds the account; its page offers the actions
+  const found = await get(`/admin/users?q=${encodeURIComponent(`target-${tag}`)}`, staff.cookie);
+  expect(found.status).toBe(200);
+  const list = await found.text();
+  expect(list).toContain(`data-user="${target.id}"`);
+  expect(list).not.toContain(`data-user="${outsider.id}"`);
+  const ids = await actionIds(`/admin/users/${target.id}`, staff.cookie);
+  expect([...ids.keys()]).toEqual(expect.arrayContaining(['End session', 'End all sessions', 'Ban']));
+  const page = `/admin/users/${target.id}`;
+
+  // the same actions POSTed directly by someone not staff: 404, and nothing changes
+  const notStaff = await postAction(
+    page,
+    ids.get('Ban')!,
+    { user_id: target.id, duration: '24h' },
+    outsider.cookie,
+  );
+  expect(notStaff.status).toBe(404);
+  const bannedNow = async () =>
+    (await pool.query('select 1 from auth.users where id = $1 and banned_until > now()', [target.id]))
+      .rowCount;
+  expect(await bannedNow()).toBe(0);
+
+  // staff whose session is at aal1 (factor set up, not passed): sent to the second step, refused
+  const { data: weak } = await client().auth.signInWithPassword({
+    email: `staff-${tag}@example.com`,
+    password: PASSWORD,
+  });
+  const weakCookie = cookieOf(weak.session!);
+  const stepUp = await get('/admin/users', weakCookie);
+  expect(stepUp.status).toBe(307);
+  expect(stepUp.headers.get('location')).toContain('/sign-in/two-step?next=%2Fadmin%2Fusers');
+  const weakBan = await postAction(
+    page,
+    ids.get('Ban')!,
+    { user_id: target.id, duration: '24h' },
+    weakCookie,
+  );
+  expect(weakBan.status).toBeLessThan(400);
+  expect(await bannedNow()).toBe(0);
+  expect(await auditLines('operator.user_banned', target.id)).toEqual([]);
+
+  // ending one session: the target's access token stops working at once
+  const before = await fetch(`${app.url}/auth/v1/user`, {
+    headers: { apikey: app.env.PROJECT_API_KEY!, authorization: `Bearer ${target.session.access_token}` },
+  });
+  expect(before.status).toBe(200);
+  const sessionId = JSON.parse(
+    Buffer.from(target.session.access_token.split('.')[1]!, 'base64url').toString(),
+  ).session_id as string;
+  const ended = await postAction(
+    page,
+    ids.get('End session')!,
+    { user_id: target.id, session_id: sessionId },
+    staff.cookie,
+  );
+  expect(ended.status).toBe(303);
+  const after = await fetch(`${app.url}/auth/v1/user`, {
+    headers: { apikey: app.env.PROJECT_API_KEY!, authorization: `Bearer ${target.session.access_token}` },
+  });
+  expect(after.status).toBe(401);
+  expect(await auditLines('operator.session_revoked', target.id)).toEqual([
+    expect.objectContaining({ actor_id: staff.id, actor_type: 'user', details: { operator: true } }),
+  ]);
+
+  // a ban: sign-in refused while it lasts, and the line names the operator
+  const banned = await postAction(
+    page,
+    ids.get('Ban')!,
+    { user_id: target.id, duration: '24h' },
+    staff.cookie,
+  );
+  expect(banned.status).toBe(303);
+  expect(await bannedNow()).toBe(1);
+  const again = await client().auth.signInWithPassword({
+    email: `target-${tag}@example.com`,
+    password: PASSWORD,
+  });
+  expect(again.error?.code).toBe('user_banned');
+  const banLines = await auditLines('operator.user_banned', target.id);
+  expect(banLines).toHaveLength(1);
+  expect(banLines[0]).toMatchObject({ actor_id: staff.id, actor_type: 'user', details: { operator: true } });
+
+  // bad input: a malformed id changes nothing and says so
+  const bad = await postAction(page, ids.get('Ban')!, { user_id: 'nope', duration: '24h' }, staff.cookie);
+  expect(bad.status).toBe(303);
+
+  // unban, then delete (asked first in the page; the action itself is what is tested here)
+  const unbanIds = await actionIds(page, staff.cookie);
+  expect(
+    (await postAction(page, unbanIds.get('Lift the ban')!, { user_id: target.id }, staff.cookie)).status,
+  ).toBe(303);
+  expect(await bannedNow()).toBe(0);
+  expect(await auditLines('operator.user_unbanned', target.id)).toHaveLength(1);
+
+  // delete: asked first in a dialog on the page; here the console's own delete, as the action runs it
+  const operator = {
+    userId: staff.id,
+    sessionId: claimsOf(staff.token).session_id,
+    context: { ip: null, userAgent: null },
+  };
+  await deleteUser(pool, operator, target.id);
+  expect((await pool.query('select 1 from auth.users where id = $1', [target.id])).rowCount).toBe(0);
+  expect(await auditLines('operator.user_deleted', target.id)).toEqual([
+    expect.objectContaining({ actor_id: staff.id, actor_type: 'user' }),
+  ]);
+  // someone not staff cannot use it either, even from server code
+  await expect(
+    deleteUser(
+      pool,
+      { ...operator, userId: outsider.id, sessionId: 'ffffffff-ffff-4fff-bfff-ffffffffffff' },
+      staff.id,
+    ),
+  ).rejects.toBeInstanceOf(OperatorRefused);
+}, 180_000);
