@@ -171,6 +171,16 @@ export interface Config {
   schedulerTimezone: string;
   /** AUDIT_RETENTION_DAYS: days a security audit log line is kept before the nightly job removes it */
   auditRetentionDays: number;
+  /** outgoing webhooks (WEBHOOKS_*): where they may go, how they are retried, when an endpoint is turned off */
+  webhooks: {
+    allowPrivateDestinations: boolean;
+    allowedHosts: string[];
+    requireHttps: boolean;
+    retrySchedule: number[];
+    timeoutMs: number;
+    disableAfterFailedMessages: number;
+    disableAfterDays: number;
+  };
   /** DOMAIN_VERIFICATION_DNS_SERVER: resolvers for workspace domains' TXT records; empty = the system's */
   domainVerificationDnsServers: string[];
   /** paid plans and their Stripe prices; the free plan is built in */
@@ -734,6 +744,22 @@ const envSchema = z.object({
   SCHEDULER: boolFlag.default(true),
   // At least a week: an investigation starts days after the events it looks into.
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(7).max(36500).default(365),
+  WEBHOOKS_ALLOW_PRIVATE: boolFlag.default(false),
+  WEBHOOKS_ALLOWED_HOSTS: commaList.default([]),
+  WEBHOOKS_REQUIRE_HTTPS: boolFlag.optional(),
+  // Seconds before each retry; the message gives up after the last one.
+  WEBHOOKS_RETRY_SCHEDULE: commaList
+    .pipe(
+      z
+        .array(z.string().regex(/^\d+(\.\d+)?$/, 'must be seconds, e.g. 5,300,1800'))
+        .min(1)
+        .max(20),
+    )
+    .transform((list) => list.map(Number))
+    .default([5, 300, 1800, 7200, 18000, 36000, 36000]),
+  WEBHOOKS_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(10000),
+  WEBHOOKS_DISABLE_AFTER_FAILURES: z.coerce.number().int().min(1).max(1000).default(20),
+  WEBHOOKS_DISABLE_AFTER_DAYS: z.coerce.number().positive().max(365).default(5),
   // host or host:port, comma-separated (an IPv6 address in brackets when it has a port)
   DOMAIN_VERIFICATION_DNS_SERVER: commaList
     .pipe(
@@ -1138,6 +1164,16 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
     scheduler: e.SCHEDULER,
     schedulerTimezone: e.SCHEDULER_TIMEZONE,
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    webhooks: {
+      allowPrivateDestinations: e.WEBHOOKS_ALLOW_PRIVATE,
+      allowedHosts: e.WEBHOOKS_ALLOWED_HOSTS.map((h) => h.toLowerCase()),
+      // Plain http is for development and for receivers the operator vouches for.
+      requireHttps: e.WEBHOOKS_REQUIRE_HTTPS ?? (mode === 'production' && !e.WEBHOOKS_ALLOW_PRIVATE),
+      retrySchedule: e.WEBHOOKS_RETRY_SCHEDULE,
+      timeoutMs: e.WEBHOOKS_TIMEOUT_MS,
+      disableAfterFailedMessages: e.WEBHOOKS_DISABLE_AFTER_FAILURES,
+      disableAfterDays: e.WEBHOOKS_DISABLE_AFTER_DAYS,
+    },
     domainVerificationDnsServers: e.DOMAIN_VERIFICATION_DNS_SERVER,
     billingPlans: e.BILLING_PLANS,
     freePlanSeats: e.FREE_PLAN_SEATS,

@@ -25,6 +25,7 @@ import { FREQUENCIES, SCHEDULES } from './digest/frequency.js';
 import { warnAboutHostSettings } from './host-checks.js';
 import { runDigest } from './digest/run.js';
 import { MailDelivery } from './mail/delivery.js';
+import { syncWebhookSettings, WebhookDelivery } from './webhooks/delivery.js';
 import { registerRuntime } from './runtime.js';
 import { auditRetentionJob } from './audit/retention.js';
 import { createTxtLookup } from './domains/txt-lookup.js';
@@ -80,6 +81,11 @@ async function main(): Promise<void> {
     appUrl: config.appUrl,
     maxWorkspacesPerUser: config.maxWorkspacesPerUser,
     maxMetadataBytes: config.identity.metadataMaxBytes,
+  });
+  await syncWebhookSettings(pool, {
+    allowPrivate: config.webhooks.allowPrivateDestinations,
+    allowedHosts: config.webhooks.allowedHosts,
+    requireHttps: config.webhooks.requireHttps,
   });
   await syncEntitlements(pool, {
     freeSeats: config.freePlanSeats,
@@ -179,6 +185,22 @@ async function main(): Promise<void> {
         })
       : undefined;
   mail?.start();
+  // Outgoing webhooks wait in their outbox until this deliverer (one per instance) sends them.
+  const webhooks = new WebhookDelivery({
+    pool,
+    logger,
+    policy: {
+      allowPrivate: config.webhooks.allowPrivateDestinations,
+      allowedHosts: config.webhooks.allowedHosts,
+    },
+    retrySchedule: config.webhooks.retrySchedule,
+    timeoutMs: config.webhooks.timeoutMs,
+    disableAfterFailedMessages: config.webhooks.disableAfterFailedMessages,
+    disableAfterDays: config.webhooks.disableAfterDays,
+    appUrl: config.appUrl,
+    productName: config.authEmail.productName,
+  });
+  webhooks.start();
   const scheduler = config.scheduler
     ? new Scheduler({
         pool,
@@ -237,7 +259,7 @@ async function main(): Promise<void> {
     const realtimeClosed = realtime.close();
     const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
     try {
-      await Promise.all([closed, realtimeClosed, scheduler?.stop()]);
+      await Promise.all([closed, realtimeClosed, scheduler?.stop(), webhooks.stop()]);
       clearTimeout(deadline);
       // The mail batch being sent completes; unsent mail stays in the outbox for the next start.
       await mail?.stop();
