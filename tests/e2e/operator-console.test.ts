@@ -13,6 +13,10 @@ import { deleteUser, OperatorRefused } from '../../src/server/operator/actions.j
 import { grantStaff } from '../../src/server/operator/staff.js';
 import { sessionCookieName, sessionCookies } from '../../src/server/web-session/cookies.js';
 import { startApp, type AppProcess } from '../support/app-process.js';
+import { launchBrowser } from '../support/browser.js';
+import { inEveryLook, seriousViolations, shoot, sidewaysOverflow } from '../support/browser-checks.js';
+import { confirmDialog } from '../support/browser-suite.js';
+import { flashAfter } from '../support/flash.js';
 
 let app: AppProcess;
 let pool: Pool;
@@ -236,3 +240,113 @@ test('only staff at aal2 get in; ban, session end and delete work and are audite
     ),
   ).rejects.toBeInstanceOf(OperatorRefused);
 }, 180_000);
+
+test('in a browser: staff search, end sessions, ban and delete an account, retry mail, read and export the log', async () => {
+  const tag = Date.now();
+  const staff = await staffMember(`console-${tag}@example.com`);
+  const target = await account(`journey-${tag}@example.com`);
+  // a message the mail worker gave up on
+  const failed = await pool.query<{ id: string }>(
+    `insert into internal.outbox (kind, to_address, subject, text_body, message_id, attempts, last_error, failed_at)
+     values ('invitation', $1, 'You are invited', 'hello', $2, 8, 'connection refused', now()) returning id`,
+    [`journey-${tag}@example.com`, `<journey-${tag}@tenantry.test>`],
+  );
+  const browser = await launchBrowser();
+  try {
+    const cookies = staff.cookie.split('; ').map((c) => {
+      const at = c.indexOf('=');
+      return { name: c.slice(0, at), value: c.slice(at + 1), url: app.url };
+    });
+    const context = await browser.newContext();
+    context.setDefaultTimeout(15_000);
+    await context.addCookies(cookies);
+    const page = await context.newPage();
+    await page.goto(`${app.url}/admin`);
+    await page.waitForURL(/\/admin\/users$/);
+    await page.getByLabel('Search accounts by e-mail, phone or id').fill(`journey-${tag}`);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: `journey-${tag}@example.com` }).click();
+    await page.waitForURL(new RegExp(`/admin/users/${target.id}$`));
+
+    const ended = await flashAfter(page, () =>
+      page.getByRole('button', { name: 'End all sessions' }).click(),
+    );
+    expect(ended).toEqual({ kind: 'notice', text: 'One session ended' });
+    await page.getByLabel('Ban for').selectOption('7d');
+    const banned = await flashAfter(page, () =>
+      page.getByRole('button', { name: 'Ban', exact: true }).click(),
+    );
+    expect(banned.text).toBe('Account banned; its sessions have ended');
+    await page.getByText(/Banned until/).waitFor();
+
+    // the pages, in every look: no serious accessibility problem, nothing wider than the screen
+    const pages: [string, string][] = [
+      ['console-users', '/admin/users'],
+      ['console-account', `/admin/users/${target.id}`],
+      ['console-workspaces', '/admin/workspaces'],
+      ['console-billing', '/admin/billing'],
+      ['console-mail', '/admin/mail'],
+      ['console-audit', '/admin/audit'],
+    ];
+    for (const [name, path] of pages) {
+      await inEveryLook(browser, app.url, async (p, look) => {
+        await p.context().addCookies(cookies);
+        await p.goto(`${app.url}${path}`);
+        await p.getByRole('heading', { level: 1 }).waitFor();
+        expect(await seriousViolations(p), `${name} ${look}`).toEqual([]);
+        expect((await sidewaysOverflow(p)).by, `${name} ${look}`).toBe(0);
+        await shoot(p, `${name}-${look}`);
+      });
+    }
+
+    // mail: the failed message is tried again
+    await page.goto(`${app.url}/admin/mail?state=failed`);
+    const retried = await flashAfter(page, () =>
+      page.locator(`[data-mail="${failed.rows[0]!.id}"]`).getByRole('button', { name: 'Try again' }).click(),
+    );
+    expect(retried.text).toBe('Message queued to be sent again');
+    const row = await pool.query('select failed_at, attempts from internal.outbox where id = $1', [
+      failed.rows[0]!.id,
+    ]);
+    expect(row.rows[0]).toEqual({ failed_at: null, attempts: 0 });
+
+    // delete, asked first
+    await page.goto(`${app.url}/admin/users/${target.id}`);
+    await page.getByRole('button', { name: 'Delete account' }).click();
+    await shoot(page, 'console-confirm-delete', { fullPage: false });
+    const deleted = await flashAfter(page, () => confirmDialog(page, 'Delete account'));
+    expect(deleted.text).toBe('Account deleted');
+    await page.waitForURL(/\/admin\/users$/);
+
+    // the log: console actions only, by this operator; the export holds them and is itself a line
+    await page.goto(`${app.url}/admin/audit?operator=1&actor=${encodeURIComponent(staff.id)}`);
+    for (const action of [
+      'operator.sessions_revoked',
+      'operator.user_banned',
+      'operator.mail_retried',
+      'operator.user_deleted',
+    ]) {
+      await page.locator(`[data-action="${action}"]`).first().waitFor();
+    }
+    await page.goto(`${app.url}/admin/audit?operator=1&q=granted`);
+    await page.getByText('Made staff for the operator console').first().waitFor();
+    const csv = await get(`/admin/audit/export?format=csv&operator=1&actor=${staff.id}`, staff.cookie);
+    expect(csv.status).toBe(200);
+    const text = await csv.text();
+    expect(text).toContain('operator.user_deleted');
+    expect(text).toContain(`journey-${tag}@example.com`);
+    expect((await get('/admin/audit/export?format=xml', staff.cookie)).status).toBe(400);
+    const exports = await pool.query(
+      `select 1 from public.audit_events where action = 'audit.exported' and actor_id = $1 and details->>'operator' = 'true'`,
+      [staff.id],
+    );
+    expect(exports.rowCount).toBe(1);
+    for (const action of ['operator.sessions_revoked', 'operator.user_banned', 'operator.user_deleted']) {
+      expect(await auditLines(action, target.id), action).toEqual([
+        expect.objectContaining({ actor_id: staff.id, actor_type: 'user' }),
+      ]);
+    }
+  } finally {
+    await browser.close();
+  }
+}, 300_000);

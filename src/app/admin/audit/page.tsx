@@ -182,6 +182,11 @@ function describeConsole(line: { action: string; details: Record<string, unknown
       return 'All sessions ended from the console';
     case 'operator.mail_retried':
       return 'Failed e-mail queued again';
+    case 'user_modified':
+      // staff added or taken away with npm run operator:staff
+      if (line.details.staff === 'granted') return 'Made staff for the operator console';
+      if (line.details.staff === 'revoked') return 'No longer staff for the operator console';
+      return describeAudit(line);
     default:
       return describeAudit(line);
   }
