@@ -9,6 +9,7 @@ import { SearchForm } from '@/app/components/search-form';
 import { Badge } from '@/app/components/ui/badge';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { CreateWorkspaceForm } from '@/app/workspaces/create-workspace-form';
+import { JoinableWorkspaces } from '@/app/workspaces/joinable-workspaces';
 import { pageRequest } from '@/app/lib/paging';
 import { myLockedWorkspaces, myWorkspacesPage } from '@/app/lib/queries/workspaces';
 import { requireUser } from '@/app/lib/session';
@@ -59,6 +60,7 @@ export default async function WorkspacesPage({
           </p>
         </section>
       ) : null}
+      <JoinableWorkspaces user={user} />
       {showSearch ? (
         <div id="find-workspace" className="mb-4 scroll-mt-24">
           <SearchForm

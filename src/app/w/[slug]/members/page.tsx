@@ -14,6 +14,7 @@ import { requireWorkspace } from '@/app/lib/db';
 import { paged, pageRequest } from '@/app/lib/paging';
 import { allowedControls, invitableRoles, listInvitations, listMembers } from '@/app/lib/queries/members';
 import { workspaceTitle } from '@/app/lib/titles';
+import { JoinRequests } from '@/app/w/[slug]/members/join-requests';
 import { count } from '@/server/text/counts';
 import {
   InvitationActions,
@@ -61,6 +62,7 @@ export default async function MembersPage({ params, searchParams }: Props) {
         title="Members"
         description={`${count(memberPage.everyone, 'member')} of ${workspace.name}`}
       />
+      {manage ? <JoinRequests user={user} workspace={workspace} /> : null}
       <div className="grid grid-cols-1 gap-6">
         {manage ? (
           <Card aria-labelledby="invite">

@@ -124,6 +124,24 @@ export default async function SettingsPage({ params }: Params) {
             </CardContent>
           </Card>
         ) : null}
+        {canEdit ? (
+          <Card aria-labelledby="domains">
+            <CardHeader>
+              <CardTitle id="domains">Domains</CardTitle>
+              <CardDescription>
+                Let people with an address on your company&apos;s verified domain join, or ask to join.
+              </CardDescription>
+            </CardHeader>
+            <CardContent>
+              <Link
+                className={buttonVariants({ variant: 'outline' })}
+                href={`/w/${workspace.slug}/settings/domains`}
+              >
+                Manage domains
+              </Link>
+            </CardContent>
+          </Card>
+        ) : null}
         {workspace.role === 'owner' ? (
           <Card aria-labelledby="danger" className="border-destructive/40">
             <CardHeader>
