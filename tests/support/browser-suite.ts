@@ -113,7 +113,19 @@ export async function formError(page: Page): Promise<string> {
 /** The error shown under a field (by the field's name), once it appears. */
 export async function fieldError(page: Page, name: string): Promise<string> {
   const input = page.locator(`[name="${name}"][aria-invalid=true]`).first();
-  await input.waitFor();
+  try {
+    await input.waitFor();
+  } catch (error) {
+    // Say what the page showed instead, so a failure explains itself.
+    const shown = await page
+      .locator('[data-form-error], [role=alert], [role=status], [data-sonner-toast]')
+      .allTextContents()
+      .catch(() => [] as string[]);
+    throw new Error(
+      `no error under "${name}" at ${page.url()}; the page shows ${JSON.stringify(shown.filter(Boolean))}`,
+      { cause: error },
+    );
+  }
   const id = (await input.getAttribute('aria-describedby'))!.split(' ').find((x) => x.endsWith('-error'))!;
   return ((await page.textContent(`#${id}`)) ?? '').trim();
 }
