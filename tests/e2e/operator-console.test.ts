@@ -4,6 +4,7 @@
 // at aal2 search accounts, ban (the account cannot sign in), end sessions (the token stops
 // working), delete, and put a failed e-mail back in the queue, each leaving an audit line with the
 // operator as actor, marked as a console action.
+import { spawn } from 'node:child_process';
 import { createClient, type Session } from '@supabase/supabase-js';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -350,3 +351,75 @@ test('in a browser: staff search, end sessions, ban and delete an account, retry
     await browser.close();
   }
 }, 300_000);
+
+/** Runs `npm run operator:staff -- …args` against the app's database; its output and exit code. */
+function staffCommand(...args: string[]): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/server/commands/operator-staff.ts', ...args],
+      {
+        env: { ...process.env, ...app.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => resolve({ code: code ?? -1, out }));
+  });
+}
+
+test('the command makes and unmakes staff; staff without a factor are sent to set one up; a workspace reads whole', async () => {
+  const tag = Date.now();
+  const plain = await account(`plain-${tag}@example.com`);
+  expect((await get('/admin/users', plain.cookie)).status).toBe(404);
+
+  const added = await staffCommand('add', `plain-${tag}@example.com`);
+  expect(added).toEqual({ code: 0, out: `plain-${tag}@example.com is now staff\n` });
+  expect((await staffCommand('add', `plain-${tag}@example.com`)).out).toContain('was already staff');
+  expect((await staffCommand('list')).out).toContain(`plain-${tag}@example.com`);
+  expect((await staffCommand('add', `nobody-${tag}@example.com`)).code).toBe(1);
+  expect((await staffCommand('frobnicate')).code).toBe(2);
+  const granted = await pool.query(
+    `select actor_type, details from public.audit_events where action = 'user_modified' and user_id = $1`,
+    [plain.id],
+  );
+  expect(granted.rows).toEqual([
+    { actor_type: 'system', details: expect.objectContaining({ staff: 'granted', operator: true }) },
+  ]);
+
+  // staff now, but no second factor at all: sent to set one up, never shown the console
+  const noFactor = await get('/admin/users', plain.cookie);
+  expect(noFactor.status).toBe(307);
+  expect(noFactor.headers.get('location')).toBe('/settings/security');
+
+  // a staff member at aal2 reads a workspace whole: members and roles, plan, usage
+  const staff = await staffMember(`reader-${tag}@example.com`);
+  const made = await fetch(`${app.url}/rest/v1/rpc/create_workspace`, {
+    method: 'POST',
+    headers: {
+      apikey: app.env.PROJECT_API_KEY!,
+      authorization: `Bearer ${plain.session.access_token}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ name: `Console ${tag}` }),
+  });
+  expect(made.status).toBe(200);
+  const ws = (await made.json()) as { id: string };
+  const found = await (
+    await get(`/admin/workspaces?q=${encodeURIComponent(`Console ${tag}`)}`, staff.cookie)
+  ).text();
+  expect(found).toContain(`/admin/workspaces/${ws.id}`);
+  const detail = await get(`/admin/workspaces/${ws.id}`, staff.cookie);
+  expect(detail.status).toBe(200);
+  const html = await detail.text();
+  expect(html).toContain(`plain-${tag}@example.com`);
+  expect(html).toContain('owner');
+  expect((await get('/admin/workspaces/not-an-id', staff.cookie)).status).toBe(404);
+  expect((await get('/admin/billing', staff.cookie)).status).toBe(200);
+
+  // taken off staff: out at once, the very same session
+  expect((await staffCommand('remove', `reader-${tag}@example.com`)).out).toContain('is no longer staff');
+  expect((await get('/admin/users', staff.cookie)).status).toBe(404);
+}, 180_000);
