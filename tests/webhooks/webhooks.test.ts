@@ -294,6 +294,10 @@ test('unsafe destinations are refused at registration unless the operator allows
   await expect(
     createEndpoint(admin, 'https://hooks.example.com/in', ['project.created']),
   ).resolves.toBeTruthy();
+  await expect(createEndpoint(admin, 'http://93.184.216.34/in', ['project.created'])).resolves.toBeTruthy();
+  await expect(
+    createEndpoint(admin, 'http://[2606:4700::1111]/in', ['project.created']),
+  ).resolves.toBeTruthy();
   await syncWebhookSettings(server.pool, { allowPrivate: false, allowedHosts: [], requireHttps: true });
   const { error } = await admin.client.rpc('create_webhook_endpoint', {
     workspace_id: ws,

@@ -11,7 +11,10 @@ export interface DestinationPolicy {
   allowedHosts: string[];
 }
 
-const refused = new BlockList();
+// One list per family: a BlockList checks an IPv4 address against IPv6 rules as ::ffff:a.b.c.d,
+// so the IPv6 rule refusing mapped addresses would otherwise refuse every IPv4 address.
+const refused4 = new BlockList();
+const refused6 = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
@@ -23,7 +26,7 @@ for (const [net, prefix] of [
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const)
-  refused.addSubnet(net, prefix, 'ipv4');
+  refused4.addSubnet(net, prefix, 'ipv4');
 // IPv4 written as IPv6 (::a.b.c.d, ::ffff:a.b.c.d, NAT64) is refused whole: it is how a private
 // IPv4 address slips past a check that only knows IPv4.
 for (const [net, prefix] of [
@@ -34,13 +37,13 @@ for (const [net, prefix] of [
   ['fe80::', 10],
   ['ff00::', 8],
 ] as const)
-  refused.addSubnet(net, prefix, 'ipv6');
+  refused6.addSubnet(net, prefix, 'ipv6');
 
 /** Whether an IP address is one webhooks must not reach. */
 export function isRefusedAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return true;
-  return refused.check(address, family === 6 ? 'ipv6' : 'ipv4');
+  return family === 6 ? refused6.check(address, 'ipv6') : refused4.check(address, 'ipv4');
 }
 
 export class RefusedDestination extends Error {}
