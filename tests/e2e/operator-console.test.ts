@@ -417,6 +417,24 @@ test('the command makes and unmakes staff; staff without a factor are sent to se
   expect(html).toContain(`plain-${tag}@example.com`);
   expect(html).toContain('owner');
   expect((await get('/admin/workspaces/not-an-id', staff.cookie)).status).toBe(404);
+
+  // a workspace API key's principal is not a person: left out of the users list, listed under API keys
+  const key = await fetch(`${app.url}/rest/v1/rpc/create_api_key`, {
+    method: 'POST',
+    headers: {
+      apikey: app.env.PROJECT_API_KEY!,
+      authorization: `Bearer ${plain.session.access_token}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ workspace_id: ws.id, name: 'CI', role: 'member' }),
+  });
+  expect(key.status).toBe(200);
+  const keyId = ((await key.json()) as { id: string }).id;
+  expect(await (await get('/admin/users', staff.cookie)).text()).not.toContain(`data-user="${keyId}"`);
+  const keys = await (await get('/admin/users?kind=keys', staff.cookie)).text();
+  expect(keys).toContain(`data-user="${keyId}"`);
+  expect(keys).not.toContain(`data-user="${plain.id}"`);
+  expect(await (await get(`/admin/users/${keyId}`, staff.cookie)).text()).toContain('Workspace API key');
   expect((await get('/admin/billing', staff.cookie)).status).toBe(200);
 
   // taken off staff: out at once, the very same session
