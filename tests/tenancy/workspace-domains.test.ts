@@ -219,6 +219,24 @@ describe('claiming a domain', () => {
       'domain.unverified',
     ]);
   });
+  test('an owner demoted to admin no longer proves the domain; promoted back, it is verified again', async () => {
+    const { owner, id } = await team(`founder@${dom('demoted')}`, 'Demoted');
+    const other = await person(`other@${dom('demoted-other')}`);
+    await withService(server.pool, (tx) =>
+      tx.query(
+        `insert into public.workspace_members (workspace_id, user_id, role) values ($1, $2, 'owner')`,
+        [id, other.id],
+      ),
+    );
+    await ok(owner.client, 'add_workspace_domain', { workspace_id: id, domain: dom('demoted') });
+    const state = async () =>
+      (await ok<Domain[]>(other.client, 'list_workspace_domains', { workspace_id: id }))[0]!;
+    expect((await state()).verified).toBe(true);
+    await ok(other.client, 'update_member_role', { workspace_id: id, user_id: owner.id, role: 'admin' });
+    expect((await state()).verified).toBe(false);
+    await ok(other.client, 'update_member_role', { workspace_id: id, user_id: owner.id, role: 'owner' });
+    expect((await state()).verified).toBe(true);
+  });
 });
 
 describe('verification by DNS', () => {
