@@ -30,7 +30,7 @@ export async function JoinableWorkspaces({ user }: { user: SignedIn }) {
               data-joinable={w.name}
               className="flex flex-wrap items-center gap-x-3 gap-y-2 px-5 py-3"
             >
-              <span className="min-w-0 flex-1">
+              <span className="min-w-48 flex-1">
                 <span className="flex flex-wrap items-center gap-2 text-sm font-medium">
                   <span className="truncate">{w.name}</span>
                   {pending ? <Badge variant="warning">waiting for approval</Badge> : null}

@@ -37,7 +37,7 @@ export async function JoinRequests({
                 data-join-request={r.email}
                 className="flex flex-wrap items-center gap-x-3 gap-y-2 px-5 py-3 sm:px-6"
               >
-                <span className="min-w-0 flex-1">
+                <span className="min-w-48 flex-1">
                   <span className="block truncate text-sm font-medium">{who}</span>
                   <span className="block text-sm text-muted-foreground">
                     {who !== r.email ? `${r.email} · ` : ''}asked <RelativeTime date={r.created_at} /> · would
