@@ -70,7 +70,12 @@ async function staffMember(email: string) {
   expect(verified.error).toBeNull();
   const session = (await supabase.auth.getSession()).data.session!;
   expect(await grantStaff(pool, email, 'test')).toBe(true);
-  return { id: staff.id, cookie: cookieOf(session), token: session.access_token };
+  return {
+    id: staff.id,
+    cookie: cookieOf(session),
+    token: session.access_token,
+    secret: enrolled.data!.totp.secret,
+  };
 }
 
 const claimsOf = (token: string) =>
@@ -441,3 +446,43 @@ test('the command makes and unmakes staff; staff without a factor are sent to se
   expect((await staffCommand('remove', `reader-${tag}@example.com`)).out).toContain('is no longer staff');
   expect((await get('/admin/users', staff.cookie)).status).toBe(404);
 }, 180_000);
+
+test('staff at aal1 in a browser: the console sends them to the second step and back', async () => {
+  const tag = Date.now();
+  const email = `stepup-${tag}@example.com`;
+  const staff = await staffMember(email);
+  const { data } = await client().auth.signInWithPassword({ email, password: PASSWORD });
+  const browser = await launchBrowser();
+  try {
+    const context = await browser.newContext();
+    context.setDefaultTimeout(15_000);
+    await context.addCookies(
+      cookieOf(data.session!)
+        .split('; ')
+        .map((c) => ({ name: c.slice(0, c.indexOf('=')), value: c.slice(c.indexOf('=') + 1), url: app.url })),
+    );
+    const page = await context.newPage();
+    await page.goto(`${app.url}/admin/mail`);
+    await page.waitForURL('**/sign-in/two-step**');
+    // the code of the next step (the one of this step was spent on enrolment)
+    const used = await pool.query<{ step: string }>(
+      'select last_used_step as step from auth.mfa_factors where user_id = $1',
+      [staff.id],
+    );
+    const step = Number(used.rows[0]!.step) + 1;
+    const code = new TOTP({
+      secret: Secret.fromBase32(staff.secret),
+      digits: 6,
+      period: 30,
+      algorithm: 'SHA1',
+    }).generate({
+      timestamp: step * 30_000,
+    });
+    await page.fill('input[name=code]', code);
+    await page.click('button:has-text("Continue")');
+    await page.waitForURL(/\/admin\/mail$/);
+    await page.getByRole('heading', { name: 'Mail', level: 1 }).waitFor();
+  } finally {
+    await browser.close();
+  }
+}, 120_000);
