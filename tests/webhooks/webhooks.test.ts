@@ -4,6 +4,8 @@
 // can be replayed, an endpoint that keeps failing is turned off and its admins are e-mailed, unsafe
 // destinations are refused at registration and at delivery, a rolled-back change sends nothing, and
 // members below admin see nothing.
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
 import { createLogger } from '../../src/server/logger.js';
@@ -479,4 +481,60 @@ test('an application table sends its own events through tenantry.emit_webhook', 
     .query(`select tenantry.emit_webhook($1, 'project.created', '{}') as n`, [ws])
     .catch((e: Error) => e);
   expect(forged).toBeInstanceOf(Error);
+});
+
+test('an endpoint failing for days without a success is turned off even before N messages give up', async () => {
+  receiver.status = 500;
+  const endpoint = await createEndpoint(admin, receiver.url(), ['project.created']);
+  await server.pool.query(
+    `update internal.webhook_endpoints set failing_since = now() - interval '6 days' where id = $1`,
+    [endpoint.id],
+  );
+  await owner.client.from('projects').insert({ workspace_id: ws, name: 'Still failing' });
+  expect(await deliverer().drain()).toEqual({ delivered: 0, retried: 1, failed: 0 });
+  const { data } = await admin.client.rpc('list_webhook_endpoints', { workspace_id: ws });
+  const off = (data as Endpoint[]).find((e) => e.id === endpoint.id)!;
+  expect(off).toMatchObject({ enabled: false, disabled_reason: 'deliveries have failed for 6 days' });
+});
+
+test('a receiver that does not answer in time fails the attempt, and a redirect is never followed', async () => {
+  // Accepts the connection and never answers.
+  const silent = createTcpServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const redirecting = createServer((req, res) => {
+    req.resume();
+    res.writeHead(307, { location: receiver.url('/moved') }).end();
+  });
+  await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+  try {
+    const slow = await createEndpoint(
+      admin,
+      `http://127.0.0.1:${(silent.address() as AddressInfo).port}/hook`,
+      ['project.created'],
+    );
+    const moved = await createEndpoint(
+      admin,
+      `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hook`,
+      ['project.created'],
+    );
+    await owner.client.from('projects').insert({ workspace_id: ws, name: 'Timed' });
+    const started = Date.now();
+    expect(await deliverer({ timeoutMs: 400, retrySchedule: [60] }).drain()).toEqual({
+      delivered: 0,
+      retried: 2,
+      failed: 0,
+    });
+    expect(Date.now() - started).toBeLessThan(3000);
+    const [timedOut] = await deliveries(slow.id);
+    expect(timedOut!.log[0]).toMatchObject({ status_code: null });
+    expect(timedOut!.log[0]!.error).toMatch(/timed out after 400 ms/);
+    const [redirected] = await deliveries(moved.id);
+    expect(redirected!.log[0]).toMatchObject({ status_code: 307 });
+    expect(redirected!.log[0]!.error).toMatch(/not followed/);
+    expect(receiver.received).toHaveLength(0);
+  } finally {
+    silent.close();
+    redirecting.closeAllConnections();
+    redirecting.close();
+  }
 });

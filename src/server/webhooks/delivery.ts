@@ -139,7 +139,8 @@ export class WebhookDelivery {
          set failing_since = coalesce(failing_since, now()),
            consecutive_failures = consecutive_failures + case when $2 then 1 else 0 end
          where id = $1
-         returning consecutive_failures, extract(epoch from now() - failing_since) / 86400 as failing_days`,
+         returning consecutive_failures,
+           (extract(epoch from now() - failing_since) / 86400)::float8 as failing_days`,
         [message.endpoint_id, delay === null && !message.manual],
       );
       const facts = endpoint.rows[0];

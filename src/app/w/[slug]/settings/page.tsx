@@ -142,6 +142,24 @@ export default async function SettingsPage({ params }: Params) {
             </CardContent>
           </Card>
         ) : null}
+        {canEdit ? (
+          <Card aria-labelledby="webhooks">
+            <CardHeader>
+              <CardTitle id="webhooks">Webhooks</CardTitle>
+              <CardDescription>
+                Send this workspace&apos;s events to your own systems, signed.
+              </CardDescription>
+            </CardHeader>
+            <CardContent>
+              <Link
+                className={buttonVariants({ variant: 'outline' })}
+                href={`/w/${workspace.slug}/settings/webhooks`}
+              >
+                Manage webhooks
+              </Link>
+            </CardContent>
+          </Card>
+        ) : null}
         {workspace.role === 'owner' ? (
           <Card aria-labelledby="danger" className="border-destructive/40">
             <CardHeader>
