@@ -89,6 +89,7 @@ create table internal.workspace_join_requests (
 );
 create unique index workspace_join_requests_one_pending on internal.workspace_join_requests (workspace_id, user_id)
   where status = 'pending';
+create index workspace_join_requests_workspace_idx on internal.workspace_join_requests (workspace_id, created_at desc);
 create index workspace_join_requests_user_idx on internal.workspace_join_requests (user_id, created_at desc);
 create index workspace_join_requests_decided_by_idx on internal.workspace_join_requests (decided_by);
 revoke all on internal.workspace_join_requests from public, anon, authenticated, service_role;
