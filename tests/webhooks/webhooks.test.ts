@@ -538,3 +538,17 @@ test('a receiver that does not answer in time fails the attempt, and a redirect 
     redirecting.close();
   }
 });
+
+test('two instances delivering at once send each message once', async () => {
+  await createEndpoint(admin, receiver.url(), ['project.created']);
+  await owner.client
+    .from('projects')
+    .insert(Array.from({ length: 12 }, (_, i) => ({ workspace_id: ws, name: `Parallel ${i}` })));
+  const [a, b] = await Promise.all([
+    deliverer({ batchSize: 3 }).drain(),
+    deliverer({ batchSize: 3 }).drain(),
+  ]);
+  expect(a.delivered + b.delivered).toBe(12);
+  expect(receiver.received).toHaveLength(12);
+  expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(12);
+});
