@@ -10,7 +10,7 @@ import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import ws from 'ws';
 import { createPool, type Pool } from '../../src/server/db/pool.js';
-import { deleteUser, OperatorRefused } from '../../src/server/operator/actions.js';
+import { banUser, deleteUser, OperatorRefused } from '../../src/server/operator/actions.js';
 import { grantStaff } from '../../src/server/operator/staff.js';
 import { sessionCookieName, sessionCookies } from '../../src/server/web-session/cookies.js';
 import { startApp, type AppProcess } from '../support/app-process.js';
@@ -439,7 +439,20 @@ test('the command makes and unmakes staff; staff without a factor are sent to se
   const keys = await (await get('/admin/users?kind=keys', staff.cookie)).text();
   expect(keys).toContain(`data-user="${keyId}"`);
   expect(keys).not.toContain(`data-user="${plain.id}"`);
-  expect(await (await get(`/admin/users/${keyId}`, staff.cookie)).text()).toContain('Workspace API key');
+  const keyPage = await (await get(`/admin/users/${keyId}`, staff.cookie)).text();
+  expect(keyPage).toContain('Workspace API key');
+  expect(keyPage).not.toContain('Delete account');
+  // nor banned or deleted from the console, even asked directly: its workspace revokes it
+  const operator = {
+    userId: staff.id,
+    sessionId: claimsOf(staff.token).session_id,
+    context: { ip: null, userAgent: null },
+  };
+  await expect(deleteUser(pool, operator, keyId)).rejects.toThrow('workspace API key');
+  await expect(banUser(pool, operator, keyId, new Date(Date.now() + 3_600_000))).rejects.toThrow(
+    'workspace API key',
+  );
+  expect((await pool.query('select 1 from internal.api_keys where id = $1', [keyId])).rowCount).toBe(1);
   expect((await get('/admin/billing', staff.cookie)).status).toBe(200);
 
   // taken off staff: out at once, the very same session

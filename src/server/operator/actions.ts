@@ -85,11 +85,18 @@ async function liveAccount(tx: Tx, userId: string): Promise<{ email: string | nu
   return found.rows[0];
 }
 
+/** A workspace API key's principal is shut out by revoking the key, in its workspace (decision 0091). */
+async function notAnApiKey(tx: Tx, userId: string): Promise<void> {
+  const key = await tx.query('select 1 from internal.api_keys where id = $1', [userId]);
+  if (key.rowCount) throw new OperatorConflict('This is a workspace API key: its workspace revokes it');
+}
+
 /** Bans the account until `until` (its sessions end with it, as an administrator's ban does). */
 export function banUser(pool: Pool, op: Operator, userId: string, until: Date): Promise<void> {
   return asOperator(pool, op, async (tx) => {
     if (userId === op.userId) throw new OperatorConflict('You cannot ban yourself');
     await liveAccount(tx, userId);
+    await notAnApiKey(tx, userId);
     await tx.query('update auth.users set banned_until = $2, updated_at = now() where id = $1', [
       userId,
       until,
@@ -125,6 +132,7 @@ export async function deleteUser(pool: Pool, op: Operator, userId: string): Prom
     await asOperator(pool, op, async (tx) => {
       if (userId === op.userId) throw new OperatorConflict('You cannot delete your own account here');
       const { email } = await liveAccount(tx, userId);
+      await notAnApiKey(tx, userId);
       await tx.query('delete from auth.users where id = $1', [userId]);
       return {
         value: undefined,

@@ -155,50 +155,56 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
           )}
         </CardContent>
       </Card>
-      <Card aria-labelledby="standing" className="mt-6">
-        <CardHeader>
-          <CardTitle id="standing">Ban or delete</CardTitle>
-          <CardDescription>
-            A ban ends every session and refuses sign-in until it runs out or is lifted.
-          </CardDescription>
-        </CardHeader>
-        <CardContent className="flex flex-col gap-4 sm:flex-row sm:flex-wrap sm:items-end">
-          {account.bannedUntil ? (
-            <form action={unbanUserAction}>
-              <input type="hidden" name="user_id" value={account.id} />
-              <SubmitButton variant="outline" pendingText="Lifting…">
-                Lift the ban
-              </SubmitButton>
-            </form>
-          ) : (
-            <form action={banUserAction} className="flex flex-wrap items-end gap-2">
-              <input type="hidden" name="user_id" value={account.id} />
-              <div className="grid gap-1">
-                <Label htmlFor="ban-duration">Ban for</Label>
-                <Select id="ban-duration" name="duration" defaultValue="24h">
-                  <option value="1h">1 hour</option>
-                  <option value="24h">24 hours</option>
-                  <option value="7d">7 days</option>
-                  <option value="30d">30 days</option>
-                  <option value="forever">Until lifted</option>
-                </Select>
-              </div>
-              <SubmitButton variant="outline" pendingText="Banning…">
-                Ban
-              </SubmitButton>
-            </form>
-          )}
-          <ConfirmAction
-            trigger={<Button variant="destructive">Delete account</Button>}
-            title="Delete this account?"
-            description={`${name} and everything only it owns are removed for good. This cannot be undone.`}
-            confirmLabel="Delete account"
-            pendingLabel="Deleting…"
-            action={deleteUserAction}
-            fields={{ user_id: account.id }}
-          />
-        </CardContent>
-      </Card>
+      {account.isApiKey ? (
+        <p className="mt-6 text-sm text-muted-foreground">
+          A workspace API key is shut out by revoking it in its workspace, not banned or deleted here.
+        </p>
+      ) : (
+        <Card aria-labelledby="standing" className="mt-6">
+          <CardHeader>
+            <CardTitle id="standing">Ban or delete</CardTitle>
+            <CardDescription>
+              A ban ends every session and refuses sign-in until it runs out or is lifted.
+            </CardDescription>
+          </CardHeader>
+          <CardContent className="flex flex-col gap-4 sm:flex-row sm:flex-wrap sm:items-end">
+            {account.bannedUntil ? (
+              <form action={unbanUserAction}>
+                <input type="hidden" name="user_id" value={account.id} />
+                <SubmitButton variant="outline" pendingText="Lifting…">
+                  Lift the ban
+                </SubmitButton>
+              </form>
+            ) : (
+              <form action={banUserAction} className="flex flex-wrap items-end gap-2">
+                <input type="hidden" name="user_id" value={account.id} />
+                <div className="grid gap-1">
+                  <Label htmlFor="ban-duration">Ban for</Label>
+                  <Select id="ban-duration" name="duration" defaultValue="24h">
+                    <option value="1h">1 hour</option>
+                    <option value="24h">24 hours</option>
+                    <option value="7d">7 days</option>
+                    <option value="30d">30 days</option>
+                    <option value="forever">Until lifted</option>
+                  </Select>
+                </div>
+                <SubmitButton variant="outline" pendingText="Banning…">
+                  Ban
+                </SubmitButton>
+              </form>
+            )}
+            <ConfirmAction
+              trigger={<Button variant="destructive">Delete account</Button>}
+              title="Delete this account?"
+              description={`${name} and everything only it owns are removed for good. This cannot be undone.`}
+              confirmLabel="Delete account"
+              pendingLabel="Deleting…"
+              action={deleteUserAction}
+              fields={{ user_id: account.id }}
+            />
+          </CardContent>
+        </Card>
+      )}
     </>
   );
 }
