@@ -453,7 +453,28 @@ test('the command makes and unmakes staff; staff without a factor are sent to se
     'workspace API key',
   );
   expect((await pool.query('select 1 from internal.api_keys where id = $1', [keyId])).rowCount).toBe(1);
-  expect((await get('/admin/billing', staff.cookie)).status).toBe(200);
+  // billing: a payment event the webhook could not apply shows with its status and error
+  await pool.query(
+    `insert into internal.billing_events (id, type, created, payload, status, last_error)
+     values ($1, 'customer.subscription.updated', 1, '{}', 'failed', 'no such workspace')`,
+    [`evt_console_${tag}`],
+  );
+  const billing = await get('/admin/billing', staff.cookie);
+  expect(billing.status).toBe(200);
+  const billingHtml = await billing.text();
+  expect(billingHtml).toContain(`data-event="evt_console_${tag}"`);
+  expect(billingHtml).toContain('no such workspace');
+
+  // the log across workspaces, narrowed to this one and to an action, and by date
+  const inWorkspace = await (await get(`/admin/audit?workspace=${ws.id}`, staff.cookie)).text();
+  expect(inWorkspace).toContain('data-action="member.added"');
+  expect(inWorkspace).not.toContain('data-action="login"');
+  const byAction = await (
+    await get(`/admin/audit?workspace=${ws.id}&action=audit.exported`, staff.cookie)
+  ).text();
+  expect(byAction).not.toContain('data-action="member.added"');
+  const past = await (await get(`/admin/audit?workspace=${ws.id}&to=2000-01-01`, staff.cookie)).text();
+  expect(past).toContain('No events match');
 
   // taken off staff: out at once, the very same session
   expect((await staffCommand('remove', `reader-${tag}@example.com`)).out).toContain('is no longer staff');
