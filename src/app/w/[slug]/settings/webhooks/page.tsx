@@ -109,15 +109,16 @@ export default async function WebhooksPage({ params }: Params) {
                             className="flex flex-wrap items-center gap-x-3 gap-y-1 px-3 py-2 text-sm"
                           >
                             <Badge variant={STATUS_BADGE[d.status]}>{d.status}</Badge>
-                            <code className="font-medium">{d.event_type}</code>
-                            <span className="min-w-0 flex-1 text-muted-foreground">
+                            <code className="min-w-0 flex-1 truncate font-medium">{d.event_type}</code>
+                            {d.status !== 'pending' ? (
+                              <ReplayDelivery slug={workspace.slug} deliveryId={d.id} event={d.event_type} />
+                            ) : null}
+                            {/* The facts take their own line, so a phone's width is not split four ways. */}
+                            <span className="min-w-0 basis-full text-muted-foreground">
                               {count(d.attempts, 'attempt')} · {lastAttempt(d)} ·{' '}
                               <RelativeTime date={d.created_at} />
                               <span className="block truncate font-mono text-xs">{d.webhook_id}</span>
                             </span>
-                            {d.status !== 'pending' ? (
-                              <ReplayDelivery slug={workspace.slug} deliveryId={d.id} event={d.event_type} />
-                            ) : null}
                           </li>
                         ))}
                       </ul>
