@@ -33,7 +33,7 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
   return (
     <>
       <PageHeader
-        title={<span className="break-all">{name}</span>}
+        title={<span className="block whitespace-normal break-all">{name}</span>}
         description={<span className="font-mono break-all">{account.id}</span>}
       />
       <div className="mb-6 flex flex-wrap gap-1">
