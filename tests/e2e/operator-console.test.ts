@@ -394,6 +394,31 @@ test('the command makes and unmakes staff; staff without a factor are sent to se
     { actor_type: 'system', details: expect.objectContaining({ staff: 'granted', operator: true }) },
   ]);
 
+  // the staff list is out of every request role's reach: not in the data API, refused in SQL
+  for (const profile of [{}, { 'accept-profile': 'internal' }] as Record<string, string>[]) {
+    const listed = await fetch(`${app.url}/rest/v1/operator_staff?select=*`, {
+      headers: {
+        apikey: app.env.PROJECT_API_KEY!,
+        authorization: `Bearer ${plain.session.access_token}`,
+        ...profile,
+      },
+    });
+    expect(listed.status).toBeGreaterThanOrEqual(400);
+  }
+  for (const role of ['anon', 'authenticated']) {
+    const conn = await pool.connect();
+    try {
+      await conn.query('begin');
+      await conn.query(`set local role ${role}`);
+      await expect(conn.query('select * from internal.operator_staff')).rejects.toMatchObject({
+        code: '42501',
+      });
+    } finally {
+      await conn.query('rollback');
+      conn.release();
+    }
+  }
+
   // staff now, but no second factor at all: sent to set one up, never shown the console
   const noFactor = await get('/admin/users', plain.cookie);
   expect(noFactor.status).toBe(307);
