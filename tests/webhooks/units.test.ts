@@ -4,7 +4,11 @@
 import { Webhook } from 'standardwebhooks';
 import { expect, test } from 'vitest';
 import { loadConfig } from '../../src/server/config.js';
-import { isRefusedAddress } from '../../src/server/webhooks/destination.js';
+import {
+  checkResolvedUrl,
+  isRefusedAddress,
+  RefusedDestination,
+} from '../../src/server/webhooks/destination.js';
 import { retryDelaySeconds } from '../../src/server/webhooks/delivery.js';
 import { signedHeaders } from '../../src/server/webhooks/signing.js';
 
@@ -94,4 +98,25 @@ test('configuration: defaults, https in production, and a bad schedule refused b
   await expect(loadConfig({ ...base, WEBHOOKS_RETRY_SCHEDULE: '5,soon' })).rejects.toThrow(
     /WEBHOOKS_RETRY_SCHEDULE/,
   );
+});
+
+test('before registering, a name resolving to an internal address is refused (the database cannot resolve)', async () => {
+  const strict = { allowPrivate: false, allowedHosts: [] };
+  for (const url of [
+    'http://localhost/hook',
+    'http://localhost:8080/hook',
+    'http://127.0.0.1/x',
+    'http://[::1]/x',
+  ]) {
+    await expect(checkResolvedUrl(url, strict), url).rejects.toBeInstanceOf(RefusedDestination);
+  }
+  await expect(checkResolvedUrl('gopher://example.com/', strict)).rejects.toBeInstanceOf(RefusedDestination);
+  await expect(
+    checkResolvedUrl('http://localhost/hook', { allowPrivate: true, allowedHosts: [] }),
+  ).resolves.toBeUndefined();
+  await expect(
+    checkResolvedUrl('http://localhost/hook', { allowPrivate: false, allowedHosts: ['localhost'] }),
+  ).resolves.toBeUndefined();
+  // A name that does not resolve (yet) is left to the check at delivery.
+  await expect(checkResolvedUrl('https://no-such-host.invalid/hook', strict)).resolves.toBeUndefined();
 });

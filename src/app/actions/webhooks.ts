@@ -11,6 +11,8 @@ import { asUser, refusalMessage } from '@/app/lib/db';
 import { idField, slugField } from '@/app/lib/fields';
 import { submittedValues, type FormState } from '@/app/lib/form-state';
 import { currentUser } from '@/app/lib/session';
+import { getRuntime } from '@/server/runtime';
+import { checkResolvedUrl, RefusedDestination } from '@/server/webhooks/destination';
 
 export interface SecretState extends FormState {
   /** the endpoint's signing secret, shown once right after creation or rotation */
@@ -46,6 +48,18 @@ export async function createWebhookAction(_state: SecretState, form: FormData): 
   }
   const i = input.data;
   try {
+    // A name is resolved before registering, so one pointing inside the network is refused here
+    // rather than at its first delivery.
+    const { webhooks } = getRuntime().config;
+    await checkResolvedUrl(i.url, {
+      allowPrivate: webhooks.allowPrivateDestinations,
+      allowedHosts: webhooks.allowedHosts,
+    }).catch((error: unknown) => {
+      if (error instanceof RefusedDestination)
+        throw new FieldRefusal('url', `Webhooks cannot be sent there: ${error.message}`);
+      if (error instanceof TypeError) throw new FieldRefusal('url', 'Use an http:// or https:// address');
+      throw error;
+    });
     const created = await asUser(user, async (tx) => {
       try {
         const r = await tx.query<{ e: { url: string; secret: string } }>(

@@ -98,3 +98,22 @@ export function guardedLookup(policy: DestinationPolicy, host: string) {
     });
   };
 }
+
+/**
+ * Resolves a URL's host now and refuses it when any of its addresses is forbidden: the database
+ * cannot resolve names, so the web form asks this before registering (delivery checks again).
+ */
+export async function checkResolvedUrl(target: string, policy: DestinationPolicy): Promise<void> {
+  const url = new URL(target);
+  checkUrl(url, policy);
+  const host = hostOf(url);
+  if (isIP(host) || policy.allowPrivate || policy.allowedHosts.includes(host)) return;
+  const lookup = guardedLookup(policy, host);
+  await new Promise<void>((resolve, reject) =>
+    lookup(host, { all: true }, (error) => {
+      // A name that does not resolve yet is not refused here: it may be set up after registering.
+      if (error instanceof RefusedDestination) reject(error);
+      else resolve();
+    }),
+  );
+}
