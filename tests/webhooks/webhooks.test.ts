@@ -552,3 +552,84 @@ test('two instances delivering at once send each message once', async () => {
   expect(receiver.received).toHaveLength(12);
   expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(12);
 });
+
+test('members, invitations and billing changes are sent as their catalogue events', async () => {
+  const endpoint = await createEndpoint(admin, receiver.url(), [
+    'member.added',
+    'member.role_changed',
+    'member.removed',
+    'invitation.created',
+    'invitation.revoked',
+    'billing.subscription_updated',
+  ]);
+  const newcomer = await signUp(server, 'hooks-newcomer');
+  await server.pool.query(
+    `insert into public.workspace_members (workspace_id, user_id, role) values ($1, $2, 'member')`,
+    [ws, newcomer.id],
+  );
+  expect(
+    (
+      await owner.client
+        .from('workspace_members')
+        .update({ role: 'admin' })
+        .match({ workspace_id: ws, user_id: newcomer.id })
+    ).error,
+  ).toBeNull();
+  await server.pool.query(`delete from public.workspace_members where workspace_id = $1 and user_id = $2`, [
+    ws,
+    newcomer.id,
+  ]);
+  const invited = await admin.client.rpc('invite_member', {
+    workspace_id: ws,
+    email: 'later@example.com',
+    role: 'member',
+  });
+  expect(invited.error).toBeNull();
+  const invitationId = (invited.data as { invitation_id: string }).invitation_id;
+  expect((await admin.client.rpc('revoke_invitation', { invitation_id: invitationId })).error).toBeNull();
+  await server.pool.query(
+    `insert into public.subscriptions (workspace_id) values ($1) on conflict (workspace_id) do nothing`,
+    [ws],
+  );
+  await server.pool.query(`update public.subscriptions set status = 'past_due' where workspace_id = $1`, [
+    ws,
+  ]);
+
+  await deliverer().drain();
+  const secret = (
+    await server.pool.query<{ secret: string }>(
+      'select secret from internal.webhook_endpoints where id = $1',
+      [endpoint.id],
+    )
+  ).rows[0]!.secret;
+  const events = receiver.received
+    .map(
+      (r) =>
+        new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as {
+          type: string;
+          data: Record<string, unknown>;
+        },
+    )
+    .sort((a, b) => a.type.localeCompare(b.type));
+  expect(events.map((e) => e.type)).toEqual([
+    'billing.subscription_updated',
+    'invitation.created',
+    'invitation.revoked',
+    'member.added',
+    'member.removed',
+    'member.role_changed',
+  ]);
+  expect(events.find((e) => e.type === 'member.role_changed')!.data).toMatchObject({
+    user_id: newcomer.id,
+    from: 'member',
+    to: 'admin',
+  });
+  expect(events.find((e) => e.type === 'invitation.created')!.data).toMatchObject({
+    id: invitationId,
+    email: 'later@example.com',
+  });
+  expect(JSON.stringify(events)).not.toMatch(/token/i);
+  expect(events.find((e) => e.type === 'billing.subscription_updated')!.data).toMatchObject({
+    status: 'past_due',
+  });
+});
