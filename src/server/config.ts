@@ -180,6 +180,7 @@ export interface Config {
     timeoutMs: number;
     disableAfterFailedMessages: number;
     disableAfterDays: number;
+    logRetentionDays: number;
   };
   /** DOMAIN_VERIFICATION_DNS_SERVER: resolvers for workspace domains' TXT records; empty = the system's */
   domainVerificationDnsServers: string[];
@@ -760,6 +761,7 @@ const envSchema = z.object({
   WEBHOOKS_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(10000),
   WEBHOOKS_DISABLE_AFTER_FAILURES: z.coerce.number().int().min(1).max(1000).default(20),
   WEBHOOKS_DISABLE_AFTER_DAYS: z.coerce.number().positive().max(365).default(5),
+  WEBHOOKS_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   // host or host:port, comma-separated (an IPv6 address in brackets when it has a port)
   DOMAIN_VERIFICATION_DNS_SERVER: commaList
     .pipe(
@@ -1173,6 +1175,7 @@ export async function loadConfig(env: Record<string, string | undefined> = proce
       timeoutMs: e.WEBHOOKS_TIMEOUT_MS,
       disableAfterFailedMessages: e.WEBHOOKS_DISABLE_AFTER_FAILURES,
       disableAfterDays: e.WEBHOOKS_DISABLE_AFTER_DAYS,
+      logRetentionDays: e.WEBHOOKS_LOG_RETENTION_DAYS,
     },
     domainVerificationDnsServers: e.DOMAIN_VERIFICATION_DNS_SERVER,
     billingPlans: e.BILLING_PLANS,

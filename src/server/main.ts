@@ -197,6 +197,7 @@ async function main(): Promise<void> {
     timeoutMs: config.webhooks.timeoutMs,
     disableAfterFailedMessages: config.webhooks.disableAfterFailedMessages,
     disableAfterDays: config.webhooks.disableAfterDays,
+    logRetentionDays: config.webhooks.logRetentionDays,
     appUrl: config.appUrl,
     productName: config.authEmail.productName,
   });

@@ -84,6 +84,7 @@ test('configuration: defaults, https in production, and a bad schedule refused b
     timeoutMs: 10000,
     disableAfterFailedMessages: 20,
     disableAfterDays: 5,
+    logRetentionDays: 30,
   });
   const open = await loadConfig({
     ...base,

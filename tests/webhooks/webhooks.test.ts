@@ -633,3 +633,30 @@ test('members, invitations and billing changes are sent as their catalogue event
     status: 'past_due',
   });
 });
+
+test('finished deliveries older than the retention are deleted, waiting ones kept', async () => {
+  const endpoint = await createEndpoint(admin, receiver.url(), ['project.created']);
+  await owner.client.from('projects').insert([
+    { workspace_id: ws, name: 'Old delivered' },
+    { workspace_id: ws, name: 'Old waiting' },
+  ]);
+  const ids = (
+    await server.pool.query<{ id: string }>(
+      'select id from internal.webhook_messages where endpoint_id = $1 order by id',
+      [endpoint.id],
+    )
+  ).rows.map((r) => r.id);
+  await server.pool.query(
+    `update internal.webhook_messages set created_at = now() - interval '40 days',
+       status = case when id = $1 then 'delivered' else 'pending' end,
+       available_at = now() + interval '1 hour'
+     where endpoint_id = $2`,
+    [ids[0], endpoint.id],
+  );
+  expect(await deliverer({ logRetentionDays: 30 }).purgeOld()).toBe(1);
+  const left = await server.pool.query<{ id: string }>(
+    'select id from internal.webhook_messages where endpoint_id = $1',
+    [endpoint.id],
+  );
+  expect(left.rows.map((r) => r.id)).toEqual([ids[1]]);
+});

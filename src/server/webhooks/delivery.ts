@@ -20,6 +20,8 @@ export interface WebhookDeliveryOptions {
   disableAfterFailedMessages: number;
   /** ...or once it has failed without a success for this many days */
   disableAfterDays: number;
+  /** delivered and failed messages (and their attempts) older than this are deleted */
+  logRetentionDays?: number;
   /** the web app's address, for the link in the admins' e-mail */
   appUrl: string;
   productName?: string;
@@ -59,7 +61,13 @@ export class WebhookDelivery {
   private stopped = false;
 
   constructor(options: WebhookDeliveryOptions) {
-    this.options = { productName: 'Tenantry', batchSize: 20, leaseSeconds: 120, ...options };
+    this.options = {
+      productName: 'Tenantry',
+      batchSize: 20,
+      leaseSeconds: 120,
+      logRetentionDays: 30,
+      ...options,
+    };
   }
 
   /** Due messages of enabled endpoints (a replay or a test event goes out even to a disabled one). */
@@ -218,6 +226,25 @@ export class WebhookDelivery {
     return report;
   }
 
+  /**
+   * Deletes finished messages older than the retention, a bounded batch per statement so no long
+   * lock is held; pending messages are never deleted. Returns how many went.
+   */
+  async purgeOld(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const result = await this.options.pool.query(
+        `delete from internal.webhook_messages where id in (
+           select id from internal.webhook_messages
+           where status <> 'pending' and created_at < now() - make_interval(days => $1)
+           order by id limit 1000 for update skip locked)`,
+        [this.options.logRetentionDays],
+      );
+      total += result.rowCount ?? 0;
+      if ((result.rowCount ?? 0) < 1000) return total;
+    }
+  }
+
   /** Delivers until nothing is due. */
   async drain(): Promise<WebhookDeliveryReport> {
     const total: WebhookDeliveryReport = { delivered: 0, retried: 0, failed: 0 };
@@ -232,9 +259,14 @@ export class WebhookDelivery {
 
   /** Polls every `intervalMs` until stop(). */
   start(intervalMs = 1000): void {
+    let purgedAt = 0;
     const tick = () => {
       if (this.stopped) return;
-      this.running = this.drain()
+      // The log is trimmed at most hourly; every instance may do it (the deletes skip locked rows).
+      const purge = Date.now() - purgedAt > 3600_000;
+      if (purge) purgedAt = Date.now();
+      this.running = (purge ? this.purgeOld() : Promise.resolve(0))
+        .then(() => this.drain())
         .catch((error: unknown) => this.options.logger.error({ err: error }, 'webhook delivery loop failed'))
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(tick, intervalMs);
