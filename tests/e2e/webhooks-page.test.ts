@@ -114,6 +114,14 @@ test(
     await waitFor(() => receiver.received.length === 2, 'the replay');
     expect(receiver.received[1]!.headers['webhook-id']).toBe(first.headers['webhook-id']);
 
+    await card.getByText('Change events').click();
+    await card
+      .getByRole('form', { name: `Events sent to ${receiver.url()}` })
+      .getByLabel('project.deleted')
+      .check();
+    await card.getByRole('button', { name: 'Save events' }).click();
+    await page.getByText('Events saved').waitFor();
+    await card.locator('p').getByText('project.deleted', { exact: true }).waitFor();
     await card.getByRole('button', { name: `Turn off ${receiver.url()}` }).click();
     await page.getByText('Endpoint turned off').waitFor();
     await card.getByText('off', { exact: true }).waitFor();
@@ -136,6 +144,7 @@ test(
     );
     expect(audit.rows.map((r) => r.action)).toEqual([
       'webhook_endpoint.created',
+      'webhook_endpoint.updated',
       'webhook_endpoint.updated',
       'webhook_endpoint.updated',
       'webhook_endpoint.secret_rotated',

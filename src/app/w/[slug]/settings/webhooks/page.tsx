@@ -12,6 +12,7 @@ import { workspaceTitle } from '@/app/lib/titles';
 import { count } from '@/server/text/counts';
 import {
   CreateWebhookForm,
+  EditEvents,
   EndpointActions,
   ReplayDelivery,
 } from '@/app/w/[slug]/settings/webhooks/webhook-forms';
@@ -96,6 +97,13 @@ export default async function WebhooksPage({ params }: Params) {
                     ))}
                   </p>
                   <EndpointActions slug={workspace.slug} endpointId={e.id} url={e.url} enabled={e.enabled} />
+                  <EditEvents
+                    slug={workspace.slug}
+                    endpointId={e.id}
+                    url={e.url}
+                    events={PLATFORM_EVENTS}
+                    chosen={e.event_types}
+                  />
                   <div>
                     <h3 className="mb-2 text-sm font-medium">Recent deliveries</h3>
                     {e.deliveries.length === 0 ? (

@@ -11,6 +11,7 @@ import {
   rotateWebhookSecretAction,
   sendTestWebhookAction,
   setWebhookEnabledAction,
+  updateWebhookEventsAction,
   type SecretState,
 } from '@/app/actions/webhooks';
 import { ConfirmAction } from '@/app/components/confirm-action';
@@ -226,5 +227,58 @@ export function ReplayDelivery({
         Replay
       </SubmitButton>
     </form>
+  );
+}
+
+export function EditEvents({
+  slug,
+  endpointId,
+  url,
+  events,
+  chosen,
+}: {
+  slug: string;
+  endpointId: string;
+  url: string;
+  events: readonly string[];
+  chosen: string[];
+}) {
+  // Application events (names the team's triggers send) are kept as they are; only the platform's
+  // boxes are offered here.
+  const custom = chosen.filter((e) => !events.includes(e));
+  return (
+    <details className="rounded-md border px-3 py-2">
+      <summary className="min-h-8 cursor-pointer text-sm font-medium">Change events</summary>
+      <form
+        action={updateWebhookEventsAction}
+        className="grid gap-3 pt-2"
+        aria-label={`Events sent to ${url}`}
+      >
+        <input type="hidden" name="slug" value={slug} />
+        <input type="hidden" name="endpoint_id" value={endpointId} />
+        {custom.map((e) => (
+          <input key={e} type="hidden" name="event_types" value={e} />
+        ))}
+        <div className="grid grid-cols-1 gap-x-4 sm:grid-cols-2 lg:grid-cols-3">
+          {events.map((event) => (
+            <label key={event} className="flex min-h-11 cursor-pointer items-center gap-3 text-sm">
+              <input
+                type="checkbox"
+                name="event_types"
+                value={event}
+                defaultChecked={chosen.includes(event)}
+                className="size-4 accent-[var(--primary)]"
+              />
+              <code>{event}</code>
+            </label>
+          ))}
+        </div>
+        <div>
+          <SubmitButton variant="outline" size="sm" pendingText="Saving…">
+            Save events
+          </SubmitButton>
+        </div>
+      </form>
+    </details>
   );
 }
