@@ -40,6 +40,7 @@ create table if not exists internal.webhook_endpoints (
   failing_since timestamptz
 );
 create index if not exists webhook_endpoints_workspace_idx on internal.webhook_endpoints (workspace_id, created_at);
+create index if not exists webhook_endpoints_created_by_idx on internal.webhook_endpoints (created_by);
 
 create table if not exists internal.webhook_messages (
   id bigserial primary key,
@@ -62,6 +63,7 @@ create table if not exists internal.webhook_messages (
 create index if not exists webhook_messages_due_idx on internal.webhook_messages (available_at, id)
   where status = 'pending';
 create index if not exists webhook_messages_endpoint_idx on internal.webhook_messages (endpoint_id, id desc);
+create index if not exists webhook_messages_workspace_idx on internal.webhook_messages (workspace_id);
 
 create table if not exists internal.webhook_attempts (
   id bigserial primary key,
