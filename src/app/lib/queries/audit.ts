@@ -52,7 +52,8 @@ export function auditFilters(params: Params): AuditFilters {
   };
 }
 
-interface Row {
+/** An audit_events row as the views select it (SELECT's columns and their own extras). */
+export interface AuditRow {
   id: string;
   created_at: Date;
   action: string;
@@ -67,7 +68,7 @@ interface Row {
   details: Record<string, unknown>;
 }
 
-const toLine = (r: Row): AuditLine => ({
+export const toAuditLine = (r: AuditRow): AuditLine => ({
   id: String(r.id),
   createdAt: new Date(r.created_at),
   action: r.action,
@@ -82,18 +83,29 @@ const toLine = (r: Row): AuditLine => ({
   details: r.details ?? {},
 });
 
-/** The WHERE clause and its parameters (every value a parameter), after the workspace's $1. */
-function whereFor(filters: AuditFilters, q: string): { sql: string; values: unknown[] } {
-  const parts: string[] = ['e.workspace_id = $1'];
+/**
+ * The conditions every view of the log filters by (action, actor, dates, search), each value a
+ * parameter numbered after the `taken` ones the caller's own conditions use; `email` is the column
+ * holding the actor's address in the caller's query.
+ */
+export function auditConditions(
+  filters: AuditFilters,
+  q: string,
+  email: string,
+  taken: number,
+): { parts: string[]; values: unknown[] } {
+  const parts: string[] = [];
   const values: unknown[] = [];
   const add = (sql: (n: string) => string, value: unknown) => {
     values.push(value);
-    parts.push(sql(`$${values.length + 1}`));
+    parts.push(sql(`$${taken + values.length}`));
   };
   if (filters.action) add((n) => `e.action = ${n}`, filters.action);
   if (filters.actor) {
-    if (/^[0-9a-f-]{36}$/i.test(filters.actor)) add((n) => `e.actor_id = ${n}::uuid`, filters.actor);
-    else add((n) => `p.email ilike ${n}`, containsPattern(filters.actor));
+    // Only a well-formed id is compared as one: anything else is part of an address.
+    if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(filters.actor))
+      add((n) => `e.actor_id = ${n}::uuid`, filters.actor);
+    else add((n) => `${email} ilike ${n}`, containsPattern(filters.actor));
   }
   if (filters.from) add((n) => `e.created_at >= ${n}::date`, filters.from);
   if (filters.to) add((n) => `e.created_at < ${n}::date + 1`, filters.to);
@@ -101,11 +113,17 @@ function whereFor(filters: AuditFilters, q: string): { sql: string; values: unkn
     add(
       (n) =>
         `(e.action ilike ${n} or e.target_id ilike ${n} or e.details::text ilike ${n}
-          or host(e.ip_address) ilike ${n} or e.user_agent ilike ${n} or p.email ilike ${n})`,
+          or host(e.ip_address) ilike ${n} or e.user_agent ilike ${n} or ${email} ilike ${n})`,
       containsPattern(q),
     );
   }
-  return { sql: parts.join(' and '), values };
+  return { parts, values };
+}
+
+/** The WHERE clause and its parameters (every value a parameter), after the workspace's $1. */
+function whereFor(filters: AuditFilters, q: string): { sql: string; values: unknown[] } {
+  const { parts, values } = auditConditions(filters, q, 'p.email', 1);
+  return { sql: ['e.workspace_id = $1', ...parts].join(' and '), values };
 }
 
 const SELECT = `select e.id, e.created_at, e.action, e.actor_id, e.actor_type, p.email as actor_email,
@@ -123,13 +141,13 @@ export async function auditPage(
   const where = whereFor(filters, request.q);
   const n = where.values.length;
   const rows = await asUser(user, async (tx) => {
-    const r = await tx.query<Row>(
+    const r = await tx.query<AuditRow>(
       `${SELECT} where ${where.sql} order by e.created_at desc, e.id desc limit $${n + 2} offset $${n + 3}`,
       [workspaceId, ...where.values, limit, offset],
     );
     return r.rows;
   });
-  return paged(rows.map(toLine), request, AUDIT_PAGE_SIZE);
+  return paged(rows.map(toAuditLine), request, AUDIT_PAGE_SIZE);
 }
 
 /**
@@ -146,19 +164,19 @@ export async function exportAudit(
   const where = whereFor(filters, q);
   const n = where.values.length;
   return asUser(user, async (tx) => {
-    const r = await tx.query<Row>(
+    const r = await tx.query<AuditRow>(
       `${SELECT} where ${where.sql} order by e.created_at desc, e.id desc limit $${n + 2}`,
       [workspaceId, ...where.values, AUDIT_EXPORT_MAX_ROWS],
     );
     await tx.query('select public.record_audit_export($1, $2, $3)', [workspaceId, format, r.rows.length]);
-    return r.rows.map(toLine);
+    return r.rows.map(toAuditLine);
   });
 }
 
 /** The user's own most recent security events (sign-ins, factors, passwords, sessions). */
 export async function recentSecurityEvents(user: SignedIn, limit = 10): Promise<AuditLine[]> {
   return asUser(user, async (tx) => {
-    const r = await tx.query<Row>(
+    const r = await tx.query<AuditRow>(
       `select e.id, e.created_at, e.action, e.actor_id, e.actor_type, null as actor_email, e.user_id,
          e.target_type, e.target_id, host(e.ip_address) as ip_address, e.user_agent, e.details
        from public.audit_events e
@@ -166,7 +184,7 @@ export async function recentSecurityEvents(user: SignedIn, limit = 10): Promise<
        order by e.created_at desc, e.id desc limit $2`,
       [user.userId, Math.min(Math.max(limit, 1), 50)],
     );
-    return r.rows.map(toLine);
+    return r.rows.map(toAuditLine);
   });
 }
 

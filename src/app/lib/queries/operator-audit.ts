@@ -2,12 +2,15 @@
 // account events together, filtered like a workspace's log (action, actor, dates, search: the
 // same auditFilters, describeAudit and formatAudit) plus a workspace and "operator actions only",
 // a page at a time or as an export that is recorded in the same transaction.
-import { containsPattern, paged, pageWindow, type PageRequest, type Paged } from '@/app/lib/paging';
+import { paged, pageWindow, type PageRequest, type Paged } from '@/app/lib/paging';
 import {
   AUDIT_EXPORT_MAX_ROWS,
+  auditConditions,
   auditFilters,
+  toAuditLine,
   type AuditFilters,
   type AuditLine,
+  type AuditRow,
 } from '@/app/lib/queries/audit';
 import type { Tx } from '@/server/db/transactions';
 import { exportAuditLines, type Operator } from '@/server/operator/actions';
@@ -35,19 +38,7 @@ export function operatorAuditFilters(params: Params): OperatorAuditFilters {
   };
 }
 
-interface Row {
-  id: string;
-  created_at: Date;
-  action: string;
-  actor_id: string | null;
-  actor_type: string;
-  actor_email: string | null;
-  user_id: string | null;
-  target_type: string | null;
-  target_id: string | null;
-  ip_address: string | null;
-  user_agent: string | null;
-  details: Record<string, unknown>;
+interface Row extends AuditRow {
   workspace_id: string | null;
 }
 
@@ -55,21 +46,7 @@ export interface OperatorAuditLine extends AuditLine {
   workspaceId: string | null;
 }
 
-const toLine = (r: Row): OperatorAuditLine => ({
-  id: String(r.id),
-  createdAt: new Date(r.created_at),
-  action: r.action,
-  actorId: r.actor_id,
-  actorType: r.actor_type,
-  actorEmail: r.actor_email,
-  userId: r.user_id,
-  targetType: r.target_type,
-  targetId: r.target_id,
-  ipAddress: r.ip_address,
-  userAgent: r.user_agent,
-  details: r.details ?? {},
-  workspaceId: r.workspace_id,
-});
+const toLine = (r: Row): OperatorAuditLine => ({ ...toAuditLine(r), workspaceId: r.workspace_id });
 
 function whereFor(filters: OperatorAuditFilters, q: string): { sql: string; values: unknown[] } {
   const parts: string[] = ['true'];
@@ -80,22 +57,8 @@ function whereFor(filters: OperatorAuditFilters, q: string): { sql: string; valu
   };
   if (filters.workspace) add((n) => `e.workspace_id = ${n}::uuid`, filters.workspace);
   if (filters.operatorOnly) parts.push(`e.details ? 'operator'`);
-  if (filters.action) add((n) => `e.action = ${n}`, filters.action);
-  if (filters.actor) {
-    if (UUID.test(filters.actor)) add((n) => `e.actor_id = ${n}::uuid`, filters.actor);
-    else add((n) => `u.email ilike ${n}`, containsPattern(filters.actor));
-  }
-  if (filters.from) add((n) => `e.created_at >= ${n}::date`, filters.from);
-  if (filters.to) add((n) => `e.created_at < ${n}::date + 1`, filters.to);
-  if (q) {
-    add(
-      (n) =>
-        `(e.action ilike ${n} or e.target_id ilike ${n} or e.details::text ilike ${n}
-          or host(e.ip_address) ilike ${n} or e.user_agent ilike ${n} or u.email ilike ${n})`,
-      containsPattern(q),
-    );
-  }
-  return { sql: parts.join(' and '), values };
+  const shared = auditConditions(filters, q, 'u.email', values.length);
+  return { sql: [...parts, ...shared.parts].join(' and '), values: [...values, ...shared.values] };
 }
 
 const SELECT = `select e.id, e.created_at, e.action, e.actor_id, e.actor_type, u.email as actor_email,
