@@ -84,7 +84,7 @@ describe('the guide, step by step', () => {
       'npm run db:lint',
       `FREE_PLAN_LIMITS='{"tasks": 3}'`,
     ]);
-    expect([sql.length, typescript.length, tsx.length]).toEqual([2, 3, 1]);
+    expect([sql.length, typescript.length, tsx.length]).toEqual([3, 3, 1]);
   });
 
   test('1-5: create the migration, add to it, apply it, generate the types, ask the advisor', async () => {
@@ -93,8 +93,8 @@ describe('the guide, step by step', () => {
     expect(files).toHaveLength(1);
     expect(files[0]).toMatch(/^\d{14}_create_tasks\.sql$/);
     expect(created.stdout).toContain(files[0]);
-    // Step 2's additions, and step 10's broadcast trigger, which goes in before applying too.
-    appendFileSync(path.join(migrations, files[0]!), `\n${sql[0]}\n${sql[1]}`);
+    // Step 2's additions, and steps 10 and 11's triggers, which go in before applying too.
+    appendFileSync(path.join(migrations, files[0]!), `\n${sql[0]}\n${sql[1]}\n${sql[2]}`);
 
     const applied = await command(shell[1]!);
     expect(applied.stdout).toContain(`applied app/${files[0]}`);
@@ -293,5 +293,29 @@ describe('8: two users of different workspaces, through supabase-js', () => {
     expect(changed[0]!.done_at).toBeTruthy();
     await ada.removeAllChannels();
     await bob.removeAllChannels();
+  });
+
+  test('11: a completed task is queued as task.completed for the endpoints subscribed to it', async () => {
+    const endpoint = await ada.rpc('create_webhook_endpoint', {
+      workspace_id: adaWorkspace,
+      url: 'https://hooks.example.com/tasks',
+      event_types: ['task.completed'],
+    });
+    expect(endpoint.error).toBeNull();
+    const { data: tasks } = await ada.from('tasks').select('id').eq('title', 'Three');
+    expect((await ada.rpc('complete_task', { task_id: tasks![0]!.id })).error).toBeNull();
+    const queued = await pool.query<{ event_type: string; payload: { data: { title: string } } }>(
+      'select event_type, payload from internal.webhook_messages where workspace_id = $1',
+      [adaWorkspace],
+    );
+    expect(queued.rows.map((r) => [r.event_type, r.payload.data.title])).toEqual([
+      ['task.completed', 'Three'],
+    ]);
+    // Completing it again changes nothing and sends nothing more.
+    await ada.rpc('complete_task', { task_id: tasks![0]!.id });
+    const again = await pool.query('select 1 from internal.webhook_messages where workspace_id = $1', [
+      adaWorkspace,
+    ]);
+    expect(again.rowCount).toBe(1);
   });
 });
