@@ -20,6 +20,11 @@ export interface AxeViolation {
 
 /** axe-core's serious and critical violations on the page as it is now (WCAG 2.x A and AA). */
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  // Next.js may stream a dynamic page's <title> in after its body: give it a moment to arrive, then
+  // judge the page as it is (a page that never gets a title still fails document-title).
+  await page
+    .waitForFunction(() => document.title.trim() !== '', undefined, { timeout: 5000 })
+    .catch(() => {});
   if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: axePath });
   const violations = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: unknown[] }> } })
