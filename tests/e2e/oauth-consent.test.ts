@@ -176,6 +176,13 @@ test('sign in, consent, token; deny; connected apps and disconnect', { timeout: 
 });
 
 test('without the OAuth server there is no consent page', { timeout: 120_000 }, async () => {
+  // While on, a signed-out visitor is sent to sign in and back. Asked before a second process
+  // starts beside this one, whose start-up would hold the machine's cores.
+  const on = await fetch(url(`/oauth/consent?authorization_id=${crypto.randomUUID()}`), {
+    redirect: 'manual',
+  });
+  expect(on.status).toBe(307);
+  expect(on.headers.get('location')).toContain('/sign-in?next=%2Foauth%2Fconsent%3Fauthorization_id%3D');
   const { startApp } = await import('../support/app-process.js');
   const off = await startApp();
   try {
@@ -183,12 +190,6 @@ test('without the OAuth server there is no consent page', { timeout: 120_000 }, 
       redirect: 'manual',
     });
     expect(response.status).toBe(404);
-    // while on, a signed-out visitor is sent to sign in and back
-    const on = await fetch(url(`/oauth/consent?authorization_id=${crypto.randomUUID()}`), {
-      redirect: 'manual',
-    });
-    expect(on.status).toBe(307);
-    expect(on.headers.get('location')).toContain('/sign-in?next=%2Foauth%2Fconsent%3Fauthorization_id%3D');
   } finally {
     await off.stop();
   }
