@@ -1,11 +1,12 @@
 'use client';
 // The API keys page's controls: the form that makes a key (name, role up to the viewer's own,
 // expiry) and shows its secret once with a copy button, and revoking a key, asked first.
-import { Copy, KeyRound, X } from 'lucide-react';
-import { useActionState, useState } from 'react';
+import { KeyRound, X } from 'lucide-react';
+import { useActionState } from 'react';
 import { createApiKeyAction, revokeApiKeyAction, type CreateKeyState } from '@/app/actions/api-keys';
 import { RoleSelect } from '@/app/components/role-select';
 import { ConfirmAction } from '@/app/components/confirm-action';
+import { SecretShownOnce } from '@/app/components/secret-shown-once';
 import { Button } from '@/app/components/ui/button';
 import { Field, FormError } from '@/app/components/ui/field';
 import { Label, Select } from '@/app/components/ui/input';
@@ -21,34 +22,16 @@ const EXPIRIES = [
 ] as const;
 
 function NewKey({ created, slug }: { created: { name: string; key: string }; slug: string }) {
-  const [copied, setCopied] = useState(false);
   return (
-    <div className="grid gap-3" data-new-api-key="">
-      <p role="status" className="text-sm font-medium">
-        Copy the key “{created.name}” now: it is shown only this once.
-      </p>
-      <code
-        aria-label="New API key"
-        className="block overflow-x-auto rounded-md border bg-muted p-3 font-mono text-sm break-all"
-      >
-        {created.key}
-      </code>
-      <div className="flex flex-wrap gap-2">
-        <Button
-          type="button"
-          variant="outline"
-          onClick={() => {
-            void navigator.clipboard?.writeText(created.key).then(() => setCopied(true));
-          }}
-        >
-          <Copy aria-hidden="true" />
-          {copied ? 'Copied' : 'Copy key'}
-        </Button>
-        <Button asChild>
-          <a href={`/w/${slug}/settings/api-keys`}>I have saved it</a>
-        </Button>
-      </div>
-    </div>
+    <SecretShownOnce
+      secret={created.key}
+      label="New API key"
+      copyLabel="Copy key"
+      savedHref={`/w/${slug}/settings/api-keys`}
+      marker="data-new-api-key"
+    >
+      Copy the key “{created.name}” now: it is shown only this once.
+    </SecretShownOnce>
   );
 }
 

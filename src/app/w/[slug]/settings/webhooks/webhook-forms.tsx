@@ -2,8 +2,8 @@
 // The webhooks page's controls: registering an endpoint (URL, description, events) and rotating its
 // secret, both showing the secret once with a copy button; and the small forms that send a test
 // event, turn an endpoint off or on, replay a delivery and delete an endpoint (asked first).
-import { Copy, RefreshCw, Send, Trash2, Webhook } from 'lucide-react';
-import { useActionState, useState } from 'react';
+import { RefreshCw, Send, Trash2, Webhook } from 'lucide-react';
+import { useActionState } from 'react';
 import {
   createWebhookAction,
   deleteWebhookAction,
@@ -15,6 +15,7 @@ import {
   type SecretState,
 } from '@/app/actions/webhooks';
 import { ConfirmAction } from '@/app/components/confirm-action';
+import { SecretShownOnce } from '@/app/components/secret-shown-once';
 import { Button } from '@/app/components/ui/button';
 import { Field, FormError } from '@/app/components/ui/field';
 import { SubmitButton } from '@/app/components/ui/submit-button';
@@ -22,34 +23,16 @@ import { SubmitButton } from '@/app/components/ui/submit-button';
 const initial: SecretState = {};
 
 function ShownSecret({ secret, slug }: { secret: { url: string; value: string }; slug: string }) {
-  const [copied, setCopied] = useState(false);
   return (
-    <div className="grid gap-3" data-new-webhook-secret="">
-      <p role="status" className="text-sm font-medium">
-        Copy the signing secret for {secret.url} now: it is shown only this once.
-      </p>
-      <code
-        aria-label="Signing secret"
-        className="block overflow-x-auto rounded-md border bg-muted p-3 font-mono text-sm break-all"
-      >
-        {secret.value}
-      </code>
-      <div className="flex flex-wrap gap-2">
-        <Button
-          type="button"
-          variant="outline"
-          onClick={() => {
-            void navigator.clipboard?.writeText(secret.value).then(() => setCopied(true));
-          }}
-        >
-          <Copy aria-hidden="true" />
-          {copied ? 'Copied' : 'Copy secret'}
-        </Button>
-        <Button asChild>
-          <a href={`/w/${slug}/settings/webhooks`}>I have saved it</a>
-        </Button>
-      </div>
-    </div>
+    <SecretShownOnce
+      secret={secret.value}
+      label="Signing secret"
+      copyLabel="Copy secret"
+      savedHref={`/w/${slug}/settings/webhooks`}
+      marker="data-new-webhook-secret"
+    >
+      Copy the signing secret for {secret.url} now: it is shown only this once.
+    </SecretShownOnce>
   );
 }
 
