@@ -5,7 +5,8 @@ import { PageHeader } from '@/app/components/page-header';
 import { hrefWith, Pager } from '@/app/components/pager';
 import { RelativeTime } from '@/app/components/relative-time';
 import { Badge } from '@/app/components/ui/badge';
-import { Button, buttonVariants } from '@/app/components/ui/button';
+import { AuditExportLinks } from '@/app/components/audit-export-links';
+import { Button } from '@/app/components/ui/button';
 import { Card, CardContent, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { Input, Label } from '@/app/components/ui/input';
 import { requireOperator } from '@/app/lib/operator';
@@ -103,22 +104,7 @@ export default async function ConsoleAuditPage({ searchParams }: Props) {
               <Button type="submit">Apply</Button>
             </div>
           </form>
-          <div className="mt-4 flex flex-wrap gap-2">
-            <a
-              className={buttonVariants({ variant: 'outline', size: 'sm' })}
-              href={exportHref('csv')}
-              download
-            >
-              Export CSV
-            </a>
-            <a
-              className={buttonVariants({ variant: 'outline', size: 'sm' })}
-              href={exportHref('json')}
-              download
-            >
-              Export JSON
-            </a>
-          </div>
+          <AuditExportLinks hrefFor={exportHref} />
         </CardContent>
       </Card>
       <Card aria-labelledby="console-audit-lines" className="mt-6">

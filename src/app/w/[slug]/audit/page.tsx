@@ -4,7 +4,8 @@
 import { PageHeader } from '@/app/components/page-header';
 import { hrefWith, Pager } from '@/app/components/pager';
 import { RelativeTime } from '@/app/components/relative-time';
-import { Button, buttonVariants } from '@/app/components/ui/button';
+import { AuditExportLinks } from '@/app/components/audit-export-links';
+import { Button } from '@/app/components/ui/button';
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/app/components/ui/card';
 import { Input, Label, Select } from '@/app/components/ui/input';
 import { requireWorkspace } from '@/app/lib/db';
@@ -91,22 +92,7 @@ export default async function AuditPage({ params, searchParams }: Props) {
               <Button type="submit">Apply</Button>
             </div>
           </form>
-          <div className="mt-4 flex flex-wrap gap-2">
-            <a
-              className={buttonVariants({ variant: 'outline', size: 'sm' })}
-              href={exportHref('csv')}
-              download
-            >
-              Export CSV
-            </a>
-            <a
-              className={buttonVariants({ variant: 'outline', size: 'sm' })}
-              href={exportHref('json')}
-              download
-            >
-              Export JSON
-            </a>
-          </div>
+          <AuditExportLinks hrefFor={exportHref} />
         </CardContent>
       </Card>
       <Card aria-labelledby="audit-lines" className="mt-6">
