@@ -95,6 +95,17 @@ export async function phonePasswordGrant(
   return tokenResponse(deps, { ...user, last_sign_in_at: new Date() }, session);
 }
 
+/** The limits every refresh of a session runs under, whichever endpoint asks for it. */
+export function refreshOptions(settings: IdentityDeps['settings']) {
+  return {
+    ttlSeconds: settings.refreshTokenTtlSeconds,
+    reuseIntervalSeconds: settings.refreshTokenReuseIntervalSeconds,
+    maxPerSession: settings.rateLimits.refreshPerSession,
+    tracesPerAddress: settings.rateLimits.refreshTracesPerAddress,
+    windowSeconds: settings.rateLimits.windowSeconds,
+  };
+}
+
 export async function refreshGrant(
   deps: IdentityDeps,
   refreshToken: string,
@@ -105,13 +116,7 @@ export async function refreshGrant(
     deps.pool,
     deps.refreshKey,
     refreshToken,
-    {
-      ttlSeconds: settings.refreshTokenTtlSeconds,
-      reuseIntervalSeconds: settings.refreshTokenReuseIntervalSeconds,
-      maxPerSession: settings.rateLimits.refreshPerSession,
-      tracesPerAddress: settings.rateLimits.refreshTracesPerAddress,
-      windowSeconds: settings.rateLimits.windowSeconds,
-    },
+    refreshOptions(settings),
     context.ip,
   );
   switch (outcome.kind) {

@@ -4,11 +4,11 @@
 // detection every refresh has). The access token is the user's ordinary Tenantry JWT, so row-level
 // security treats the client exactly as the user, plus GoTrue's client_id claim.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { signAccessToken } from '../access-tokens.js';
 import { withService } from '../../db/transactions.js';
 import { recordAccountEvent } from '../audit.js';
 import { errors } from '../errors.js';
-import type { IdentityDeps, RequestContext } from '../flows/context.js';
+import { tokenResponse, type IdentityDeps, type RequestContext } from '../flows/context.js';
+import { refreshOptions } from '../flows/token-grants.js';
 import { openSession, refreshGrantInOneCall, type SessionRef } from '../sessions.js';
 import { sessionOfRefreshToken } from '../refresh-tokens.js';
 import { findUserById, isBanned, type UserWithIdentities } from '../users.js';
@@ -25,31 +25,19 @@ export interface ClientTokenResponse {
   refresh_token: string;
 }
 
+/** The user's ordinary token response on the client's session, in RFC 6749's shape. */
 async function tokensFor(
   deps: IdentityDeps,
   user: UserWithIdentities,
   session: SessionRef,
   clientId: string,
 ): Promise<ClientTokenResponse> {
-  const { token } = await signAccessToken(deps.signer, {
-    userId: user.id,
-    aud: user.aud,
-    role: user.role,
-    email: user.email ?? '',
-    phone: user.phone ?? '',
-    appMetadata: user.raw_app_meta_data,
-    userMetadata: user.raw_user_meta_data,
-    isAnonymous: user.is_anonymous,
-    sessionId: session.sessionId,
-    aal: session.aal,
-    amr: session.amr,
-    clientId,
-  });
+  const issued = await tokenResponse(deps, user, { ...session, oauthClientId: clientId });
   return {
-    access_token: token,
+    access_token: issued.access_token,
     token_type: 'bearer',
-    expires_in: deps.signer.ttlSeconds,
-    refresh_token: session.refreshToken,
+    expires_in: issued.expires_in,
+    refresh_token: issued.refresh_token,
   };
 }
 
@@ -183,18 +171,11 @@ export async function refreshForClient(
   );
   // checked before rotating: another client's (or a person's own) session is left untouched
   if (owner.rows[0]?.oauth_client_id !== client.id) throw tokenErrors.invalidGrant('Invalid refresh token');
-  const { settings } = deps;
   const outcome = await refreshGrantInOneCall(
     deps.pool,
     deps.refreshKey,
     presented,
-    {
-      ttlSeconds: settings.refreshTokenTtlSeconds,
-      reuseIntervalSeconds: settings.refreshTokenReuseIntervalSeconds,
-      maxPerSession: settings.rateLimits.refreshPerSession,
-      tracesPerAddress: settings.rateLimits.refreshTracesPerAddress,
-      windowSeconds: settings.rateLimits.windowSeconds,
-    },
+    refreshOptions(deps.settings),
     context.ip,
   );
   switch (outcome.kind) {
