@@ -1,7 +1,7 @@
 // The fair gate in front of the database: one caller cannot hold more than its share, the others
 // get the next free slot in turn, and a flood is refused instead of queued without end.
 import { describe, expect, test } from 'vitest';
-import { FairGate } from '../../src/server/http/fair-gate.js';
+import { ClientGoneError, FairGate } from '../../src/server/http/fair-gate.js';
 
 interface Pending {
   finish: () => void;
@@ -34,6 +34,31 @@ describe('FairGate', () => {
     expect(started).toEqual(['a1', 'a2', 'a3']);
     for (const r of requests) r.finish();
     await Promise.all(requests.map((r) => r.done));
+    expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  test('a waiting request whose client went away leaves the queue and never runs', async () => {
+    const gate = new FairGate({ capacity: 10, perCaller: 1, maxWaitingPerCaller: 10, maxWaitMs: 5000 });
+    const started: string[] = [];
+    const first = start(gate, 'a', started, 'first');
+    const gone = new AbortController();
+    const abandoned = gate.run('a', async () => void started.push('abandoned'), null, gone.signal);
+    const next = start(gate, 'a', started, 'next');
+    await tick();
+    expect(gate.stats()).toEqual({ running: 1, waiting: 2 });
+    gone.abort();
+    await expect(abandoned).rejects.toBeInstanceOf(ClientGoneError);
+    expect(gate.stats()).toEqual({ running: 1, waiting: 1 });
+    first.finish();
+    await first.done;
+    await tick();
+    expect(started).toEqual(['first', 'next']);
+    next.finish();
+    await next.done;
+    // A client already gone is refused before it queues.
+    await expect(gate.run('a', async () => undefined, null, gone.signal)).rejects.toBeInstanceOf(
+      ClientGoneError,
+    );
     expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
   });
 

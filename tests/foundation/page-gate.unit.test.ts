@@ -2,7 +2,8 @@
 // signed-in user is one caller from any address, a session cookie whose token does not verify
 // counts as its address and never as the user it names, the callers of one address together
 // hold at most their address's share while another address is served at once, and only this
-// process's own re-requests (a sealed stamp on a loopback connection) skip the queue.
+// process's own re-requests (a sealed stamp on a loopback connection) skip the queue; a page
+// whose browser went away while it waited is dropped from the queue.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -87,9 +88,15 @@ class PageServer {
   }
 
   /** Sends a page request as `address` (X-Forwarded-For; the server trusts its proxy). */
-  request(label: string, address: string, headers: Record<string, string> = {}): Promise<string> {
+  request(
+    label: string,
+    address: string,
+    headers: Record<string, string> = {},
+    signal?: AbortSignal,
+  ): Promise<string> {
     return fetch(`http://127.0.0.1:${this.port}/page`, {
       headers: { 'x-label': label, 'x-forwarded-for': address, ...headers },
+      signal,
     })
       .then((res) => res.text())
       .catch(() => 'closed');
@@ -171,6 +178,25 @@ describe('page turns', () => {
     }
     pages.finishAll();
     expect((await Promise.all(answers)).sort()).toEqual([...pages.started].sort());
+  });
+
+  test('a page abandoned while it waits never renders and gives its place to the next', async () => {
+    const pages = await pageServer({ capacity: 20, callerConcurrency: 1, addressConcurrency: 20 });
+    void pages.request('first', '192.0.2.3');
+    expect(await startedOnce(pages, 1)).toEqual(['first']);
+    // The browser navigates on while its page waits behind the first: it closes that request.
+    const navigatedAway = new AbortController();
+    const abandoned = pages.request('abandoned', '192.0.2.3', {}, navigatedAway.signal);
+    expect(await startedSoon(pages)).toEqual(['first']);
+    const next = pages.request('next', '192.0.2.3');
+    await startedSoon(pages);
+    navigatedAway.abort();
+    expect(await abandoned).toBe('closed');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    pages.finish('first');
+    expect(await startedOnce(pages, 2)).toEqual(['first', 'next']);
+    pages.finish('next');
+    expect(await next).toBe('next');
   });
 
   test("a cookie whose token does not verify is its address's, never the user's it names", async () => {

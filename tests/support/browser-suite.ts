@@ -53,6 +53,15 @@ export async function newPage(browser: Browser): Promise<Page> {
   return context.newPage();
 }
 
+/** Opens `url`, failing with what the server answered when that is not the page. */
+export async function openPage(page: Page, url: string): Promise<void> {
+  const response = await page.goto(url);
+  if (response && !response.ok()) {
+    const body = (await response.text().catch(() => '')).slice(0, 200);
+    throw new Error(`${new URL(url).pathname} answered ${response.status()}: ${body}`);
+  }
+}
+
 /**
  * Signs a new user up in a fresh profile where sign-ups need confirming (AUTH_AUTOCONFIRM=false)
  * and follows the e-mail's link; returns the page, signed in on the workspace list.
@@ -63,7 +72,7 @@ export async function signUpAndConfirmInBrowser(
   password = 'correct horse battery',
 ): Promise<Page> {
   const page = await newPage(suite.browser);
-  await page.goto(`${suite.app.url}/sign-up`);
+  await openPage(page, `${suite.app.url}/sign-up`);
   await page.fill('input[name=email]', email);
   await page.fill('input[name=password]', password);
   await page.click('button[type=submit]');
@@ -76,7 +85,7 @@ export async function signUpAndConfirmInBrowser(
 /** Signs a new user up in a fresh profile and returns the page, on the workspace list. */
 export async function signUpInBrowser(suite: BrowserSuite, email: string): Promise<Page> {
   const page = await newPage(suite.browser);
-  await page.goto(`${suite.app.url}/sign-up`);
+  await openPage(page, `${suite.app.url}/sign-up`);
   await page.fill('input[name=email]', email);
   await page.fill('input[name=password]', 'correct horse battery');
   await page.click('button[type=submit]');

@@ -10,6 +10,7 @@ import type { DataApiExposure, DataApiLimits } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { Claims } from '../db/transactions.js';
 import { addressGroup, clientAddress } from '../http/client-address.js';
+import { whileConnected } from '../http/client-gone.js';
 import { FairGate } from '../http/fair-gate.js';
 import { HttpError, isHttpError } from '../http/errors.js';
 import type { HeaderReader } from '../http/headers.js';
@@ -184,7 +185,9 @@ export function createDataApi(deps: DataApiDeps): { handle(input: ApiInput): Pro
   /** Runs fn in the caller's turn, within the share of the address it comes from. */
   const turn = <T>(claims: Claims, headers: HeaderReader, input: ApiInput, fn: () => Promise<T>) => {
     const address = clientAddress(headers, input.incoming, deps.trustProxy);
-    return gate.run(callerKey(claims, address), fn, addressGroup(address));
+    return whileConnected(input.incoming, (gone) =>
+      gate.run(callerKey(claims, address), fn, addressGroup(address), gone),
+    );
   };
 
   const callerOf = (headers: HeaderReader) =>

@@ -7,7 +7,9 @@
 // database's cores, and a few of them at once crowd out everyone's short requests. Callers may also
 // share an address: all of an address's callers together run at most `perAddress` requests, so
 // many accounts signed in from one place cannot hold every slot between them. State is per
-// process on purpose: it decides who waits, never whether something is allowed.
+// process on purpose: it decides who waits, never whether something is allowed. A waiting request
+// whose client has gone (its signal aborted) leaves the queue at once: a browser that navigated
+// away or closed its tab must not hold a place, and then a slot, for a page nobody will read.
 import { HttpError } from './errors.js';
 
 export interface FairGateOptions {
@@ -56,6 +58,16 @@ interface Waiter {
   address: string | null;
 }
 
+/**
+ * Why a request left the queue without running: its client went away while it waited. 499 is the
+ * status proxies log for a client that closed its request; nobody is left to receive it.
+ */
+export class ClientGoneError extends HttpError {
+  constructor() {
+    super(499, 'The client went away while its request waited for a turn', { code: 'client_gone' });
+  }
+}
+
 interface CallerState {
   running: number;
   waiting: Waiter[];
@@ -88,9 +100,15 @@ export class FairGate {
   /**
    * Runs fn when `caller` has a turn and its `address` is within its share; refuses with 429 or
    * 504 when it cannot get one in time. Without an address only the caller's own share applies.
+   * When `gone` aborts while the request waits, it leaves the queue with a ClientGoneError.
    */
-  async run<T>(caller: string, fn: () => Promise<T>, address: string | null = null): Promise<T> {
-    await this.enter(caller, address);
+  async run<T>(
+    caller: string,
+    fn: () => Promise<T>,
+    address: string | null = null,
+    gone?: AbortSignal,
+  ): Promise<T> {
+    await this.enter(caller, address, gone);
     const started = performance.now();
     this.noteStart(caller, started);
     const state = this.state(caller);
@@ -175,7 +193,8 @@ export class FairGate {
     if (this.history.size > MAX_REMEMBERED) this.history.delete(this.history.keys().next().value!);
   }
 
-  private enter(caller: string, address: string | null): Promise<void> {
+  private enter(caller: string, address: string | null, gone?: AbortSignal): Promise<void> {
+    if (gone?.aborted) return Promise.reject(new ClientGoneError());
     const state = this.state(caller);
     if (state.waiting.length === 0 && this.canStart(caller, state, address)) {
       this.occupy(state, address);
@@ -192,25 +211,36 @@ export class FairGate {
       );
     }
     return new Promise<void>((resolve, reject) => {
+      /** Takes the waiter out of the queue and fails its request with `error`. */
+      const leaveQueue = (error: Error) => {
+        clearTimeout(waiter.timer);
+        gone?.removeEventListener('abort', onGone);
+        const index = state.waiting.indexOf(waiter);
+        if (index >= 0) state.waiting.splice(index, 1);
+        if (state.waiting.length === 0) this.dropTurn(caller);
+        this.forget(caller, state);
+        reject(error);
+      };
+      const onGone = () => leaveQueue(new ClientGoneError());
       const waiter: Waiter = {
         start: () => {
           clearTimeout(waiter.timer);
+          gone?.removeEventListener('abort', onGone);
           resolve();
         },
         address,
-        timer: setTimeout(() => {
-          const index = state.waiting.indexOf(waiter);
-          if (index >= 0) state.waiting.splice(index, 1);
-          if (state.waiting.length === 0) this.dropTurn(caller);
-          this.forget(caller, state);
-          reject(
-            new HttpError(504, 'Timed out acquiring connection from connection pool.', {
-              code: 'PGRST003',
-              headers: { 'Retry-After': '1' },
-            }),
-          );
-        }, this.options.maxWaitMs),
+        timer: setTimeout(
+          () =>
+            leaveQueue(
+              new HttpError(504, 'Timed out acquiring connection from connection pool.', {
+                code: 'PGRST003',
+                headers: { 'Retry-After': '1' },
+              }),
+            ),
+          this.options.maxWaitMs,
+        ),
       };
+      gone?.addEventListener('abort', onGone, { once: true });
       state.waiting.push(waiter);
       if (!this.turns.includes(caller)) this.turns.push(caller);
     });

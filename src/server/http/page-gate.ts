@@ -4,14 +4,16 @@
 // many slow or heavy pages delays its own pages, not other people's. The caller is the signed-in
 // user when the session cookie carries a valid access token (checked as the pages check it), else
 // the client's address. The web app's requests to itself (a server action rendering its redirect
-// target) already run inside their caller's turn and are not queued again.
+// target) already run inside their caller's turn and are not queued again. A page whose browser
+// went away while it waited (navigated on, closed the tab) leaves the queue without rendering.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { verifyAccessToken, type TokenSigner } from '../identity/access-tokens.js';
 import { readClientStamp, isLoopback, CLIENT_ADDRESS_HEADER } from '../web-session/client-address.js';
 import { readSession, sessionCookieName } from '../web-session/cookies.js';
 import { addressGroup, ipAddress } from './client-address.js';
 import { HttpError } from './errors.js';
-import { FairGate } from './fair-gate.js';
+import { whileConnected } from './client-gone.js';
+import { ClientGoneError, FairGate } from './fair-gate.js';
 
 /** How long a page request may wait for its caller's turn. */
 const MAX_WAIT_MS = 10_000;
@@ -91,15 +93,20 @@ export function createPageGate(options: PageGateOptions): PageGate {
       const caller = user ? `user:${user}` : `address:${address ?? 'unknown'}`;
       let started = false;
       try {
-        await gate.run(
-          caller,
-          () => {
-            started = true;
-            return handler(req, res);
-          },
-          address,
+        await whileConnected(req, (gone) =>
+          gate.run(
+            caller,
+            () => {
+              started = true;
+              return handler(req, res);
+            },
+            address,
+            gone,
+          ),
         );
       } catch (error) {
+        // Nobody is left to answer: the page was abandoned before its turn came.
+        if (error instanceof ClientGoneError) return;
         // Only the gate's own refusals are answered here; the web app answers its errors itself.
         if (started || !(error instanceof HttpError) || res.headersSent) throw error;
         refuse(res, error);

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { readNodeBody } from '../http/body.js';
 import { addressGroup, clientAddress } from '../http/client-address.js';
+import { whileConnected } from '../http/client-gone.js';
 import { FairGate } from '../http/fair-gate.js';
 import { nodeHeaders, type HeaderReader } from '../http/headers.js';
 import { isHttpError } from '../http/errors.js';
@@ -162,10 +163,13 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
     return {
       ...deps,
       turn: (claims, fn) =>
-        gate.run(
-          typeof claims.sub === 'string' ? `user:${claims.sub}` : `address:${address ?? 'unknown'}`,
-          fn,
-          addressGroup(address),
+        whileConnected(req, (gone) =>
+          gate.run(
+            typeof claims.sub === 'string' ? `user:${claims.sub}` : `address:${address ?? 'unknown'}`,
+            fn,
+            addressGroup(address),
+            gone,
+          ),
         ),
     };
   };
