@@ -1,7 +1,7 @@
 // Every e-mail the service sends, as a customer's mail client receives it over real SMTP: the
 // identity e-mails (confirmation, recovery, magic link, e-mail change, reauthentication, an
-// invitation by the admin API), the workspace invitation, the activity digest and the
-// payment-failed notice. Each has a text part and an HTML part in the product's layout: the
+// invitation by the admin API), the workspace invitation, the activity digest, the
+// payment-failed notice and the notices about a request to join. Each has a text part and an HTML part in the product's layout: the
 // product's name (PRODUCT_NAME), its logo as an inline attachment named by Content-ID (no remote
 // image), the link as a button and as text, the code where the flow has one, lang and
 // role=presentation tables. An operator's HTML template in MAIL_TEMPLATES_DIR still wins.
@@ -296,6 +296,56 @@ describe('product e-mails', () => {
     expect(billing).toBeDefined();
     expect(mail.html).toContain('Update the payment method');
     expectProductHtml(mail, billing!);
+  });
+
+  test('a request to join, to the owners, and its answer, to the requester', async () => {
+    const domain = `joiners-${Date.now()}.com`;
+    const withAddress = async (local: string) => {
+      const email = `${local}@${domain}`;
+      const { rows } = await server.pool.query<{ id: string }>(
+        `insert into auth.users (email, email_confirmed_at) values ($1, now()) returning id`,
+        [email],
+      );
+      return { id: rows[0]!.id, email };
+    };
+    const owner = await withAddress('owner');
+    const requester = await withAddress('rita');
+    await server.pool.query(`update public.profiles set display_name = 'Rita <R>' where id = $1`, [
+      requester.id,
+    ]);
+    const ws = await rpc<{ id: string }>(server.pool, owner, 'public.create_workspace($1)', ['Joiners & Co']);
+    const added = await rpc<{ id: string }>(server.pool, owner, 'public.add_workspace_domain($1, $2)', [
+      ws.id,
+      domain,
+    ]);
+    await rpc(server.pool, owner, 'public.set_workspace_domain_policy($1, $2, $3)', [
+      added.id,
+      'request',
+      'member',
+    ]);
+    const request = await rpc<{ id: string }>(
+      server.pool,
+      requester,
+      'public.request_to_join_workspace($1)',
+      [ws.id],
+    );
+
+    const notice = await received(owner.email, smtp, delivery, 'join_request_received');
+    expect(notice.subject).toBe(`Rita <R> (${requester.email}) asked to join Joiners & Co`);
+    const members = /^Approve or deny: (\S+)$/m.exec(notice.text)?.[1];
+    expect(members).toMatch(/\/w\/[^/]+\/members$/);
+    expect(notice.text).toContain('approved, they join as member');
+    expect(notice.html).toContain('Rita &lt;R&gt;');
+    expect(notice.html).toContain('A request to join Joiners &amp; Co');
+    expectProductHtml(notice, members!);
+
+    await rpc(server.pool, owner, 'public.answer_join_request($1, $2)', [request.id, true]);
+    const answer = await received(requester.email, smtp, delivery, 'join_request_answered');
+    expect(answer.subject).toBe('You have joined Joiners & Co');
+    const open = /^Open the workspace: (\S+)$/m.exec(answer.text)?.[1];
+    expect(open).toMatch(/\/w\/[^/]+$/);
+    expect(answer.html).toContain('Welcome to Joiners &amp; Co');
+    expectProductHtml(answer, open!);
   });
 });
 

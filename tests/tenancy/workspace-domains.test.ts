@@ -520,6 +520,18 @@ describe('requests to join', () => {
     expect((await refused(erin.client, 'request_to_join_workspace', { workspace_id: ws })).code).toBe(
       'PT409',
     );
+    // The owner and the admin are told, each once; the requester is not.
+    const notices = await server.pool.query<{ to_address: string; subject: string; template: unknown }>(
+      `select to_address, subject, template from internal.outbox
+       where kind = 'join_request_received' and text_body like $1 order by to_address`,
+      [`%${erin.email}%`],
+    );
+    expect(notices.rows.map((n) => n.to_address)).toEqual([admin.email, owner.email].sort());
+    expect(notices.rows[0]!.subject).toBe(`${erin.email} asked to join Request Co`);
+    expect(notices.rows[0]!.template).toMatchObject({
+      layout: 'notice',
+      action: { url: expect.stringMatching(/\/w\/[^/]+\/members$/) },
+    });
     const [listed] = await ok<{ id: string; email: string; role: string }[]>(
       erin.client,
       'joinable_workspaces',
@@ -617,6 +629,23 @@ describe('requests to join', () => {
       'join_request.created',
       'join_request.cancelled',
     ]);
+  });
+
+  test('asking again after withdrawing does not e-mail the admins again the same day', async () => {
+    const kim = await person(`kim@${dom('req')}`);
+    const noticesAbout = async () =>
+      (
+        await server.pool.query(
+          `select 1 from internal.outbox where kind = 'join_request_received' and text_body like $1`,
+          [`%${kim.email}%`],
+        )
+      ).rowCount;
+    const first = await ok<{ id: string }>(kim.client, 'request_to_join_workspace', { workspace_id: ws });
+    expect(await noticesAbout()).toBe(2);
+    await ok(kim.client, 'cancel_join_request', { request_id: first.id });
+    const again = await ok<{ status: string }>(kim.client, 'request_to_join_workspace', { workspace_id: ws });
+    expect(again.status).toBe('pending');
+    expect(await noticesAbout()).toBe(2);
   });
 
   test('removing the domain closes it and is recorded', async () => {

@@ -243,6 +243,9 @@ test('an endpoint that keeps failing is turned off, its admins are e-mailed, and
   const told = smtp.messages.filter((m) => /webhook endpoint of Hooks Co was turned off/.test(m.raw));
   expect(told.flatMap((m) => m.to).sort()).toEqual([admin.email, owner.email].sort());
   expect(told[0]!.raw).toContain('/w/');
+  // In the product's e-mail layout, with a plain-text part beside it.
+  expect(told[0]!.raw).toMatch(/Content-Type: text\/plain/i);
+  expect(told[0]!.raw).toMatch(/Content-Type: text\/html/i);
 
   // While off, new events are not queued for it; once back on, events flow again.
   receiver.status = 200;

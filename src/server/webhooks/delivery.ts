@@ -4,6 +4,7 @@
 // repeated failure, telling the workspace's admins through the mail outbox.
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
+import { renderNoticeMail } from '../mail/notice-mail.js';
 import { enqueueMail } from '../mail/outbox.js';
 import type { DestinationPolicy } from './destination.js';
 import { postWebhook, type AttemptResult } from './post.js';
@@ -187,20 +188,29 @@ export class WebhookDelivery {
     const admins = await client.query<{ email: string; name: string; slug: string }>(
       `select u.email, w.name, w.slug from public.workspace_members m
        join auth.users u on u.id = m.user_id join public.workspaces w on w.id = m.workspace_id
-       where m.workspace_id = $1 and m.role >= 'admin' and u.email is not null`,
+       where m.workspace_id = $1 and m.role >= 'admin' and u.email is not null and u.deleted_at is null`,
       [message.workspace_id],
     );
     const { productName, appUrl } = this.options;
     for (const admin of admins.rows) {
       const link = `${appUrl.replace(/\/$/, '')}/w/${admin.slug}/settings/webhooks`;
+      const mail = renderNoticeMail(
+        {
+          layout: 'notice',
+          heading: 'A webhook endpoint was turned off',
+          paragraphs: [
+            `${productName} stopped sending events to ${message.url} in ${admin.name}: ${reason}.`,
+            'While it is off, new events are not queued for it; messages still waiting go out once it is back on.',
+          ],
+          action: { label: 'Check the delivery log and turn it back on', url: link },
+        },
+        { productName, siteUrl: appUrl },
+      );
       await enqueueMail(client, {
         kind: 'webhook_endpoint_disabled',
         to: admin.email,
         subject: `A webhook endpoint of ${admin.name} was turned off`,
-        text:
-          `${productName} stopped sending events to ${message.url} in ${admin.name}: ${reason}.\n\n` +
-          `While it is off, new events are not queued for it; messages still waiting go out once it ` +
-          `is back on. Check the delivery log, fix the receiver and turn the endpoint back on here:\n${link}\n`,
+        ...mail,
         dedupeKey: `webhook-disabled:${message.endpoint_id}:${message.id}:${admin.email}`,
       });
     }
