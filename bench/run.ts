@@ -30,6 +30,7 @@ const { hostileBenchmarks } = await import('./hostile.js');
 const { storageBenchmarks } = await import('./storage.js');
 const { realtimeBenchmarks } = await import('./realtime.js');
 const { realtimeFairnessBenchmarks } = await import('./realtime-fairness.js');
+const { outgoingWebhookBenchmarks } = await import('./outgoing-webhooks.js');
 
 const suites: [name: string, title: string, run: (db: BenchDatabase) => Promise<BenchRow[]>][] = [
   ['identity', 'identity: refresh and sign-in throughput…', identityBenchmarks],
@@ -48,6 +49,11 @@ const suites: [name: string, title: string, run: (db: BenchDatabase) => Promise<
     'realtime-fairness',
     "realtime-fairness: another workspace's broadcast while one floods…",
     realtimeFairnessBenchmarks,
+  ],
+  [
+    'webhooks',
+    'webhooks: what a subscribed endpoint costs writers; delivering a backlog…',
+    outgoingWebhookBenchmarks,
   ],
 ];
 const named = args.filter((a) => !a.startsWith('--'));

@@ -1,5 +1,5 @@
 // Test support: a real HTTP receiver for outgoing webhooks that records each request (headers, raw
-// body, arrival time) and answers with the status the test sets.
+// body, arrival time) and answers with the status the test sets; it counts the connections opened.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -15,11 +15,13 @@ export interface Receiver {
   received: ReceivedHook[];
   /** the status every request is answered with */
   status: number;
+  /** connections opened to it so far */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
 export async function startReceiver(): Promise<Receiver> {
-  const state = { received: [] as ReceivedHook[], status: 200 };
+  const state = { received: [] as ReceivedHook[], status: 200, connections: 0 };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -33,6 +35,7 @@ export async function startReceiver(): Promise<Receiver> {
       res.end(state.status < 300 ? 'ok' : `refused with ${state.status} ` + 'x'.repeat(5000));
     });
   });
+  server.on('connection', () => state.connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
@@ -46,6 +49,9 @@ export async function startReceiver(): Promise<Receiver> {
     },
     set status(value: number) {
       state.status = value;
+    },
+    get connections() {
+      return state.connections;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -217,6 +217,24 @@ test('a failing receiver sees retries with growing gaps and one webhook-id; a re
   expect(refused.error).not.toBeNull();
 });
 
+test('a backlog to one receiver goes out over kept-alive connections, each message once', async () => {
+  await createEndpoint(admin, receiver.url(), ['project.created']);
+  const { error } = await owner.client
+    .from('projects')
+    .insert(Array.from({ length: 45 }, (_, i) => ({ workspace_id: ws, name: `Backlog ${i}` })));
+  expect(error).toBeNull();
+  const opened = receiver.connections;
+  const d = deliverer();
+  try {
+    expect(await d.drain()).toEqual({ delivered: 45, retried: 0, failed: 0 });
+  } finally {
+    await d.stop();
+  }
+  expect(new Set(receiver.received.map((h) => h.headers['webhook-id'])).size).toBe(45);
+  // Three batches of at most 20 at once: the second and third reuse the first's connections.
+  expect(receiver.connections - opened).toBeLessThanOrEqual(20);
+});
+
 test('an endpoint that keeps failing is turned off, its admins are e-mailed, and turning it on resumes', async () => {
   receiver.status = 500;
   const endpoint = await createEndpoint(owner, receiver.url(), ['project.created', 'project.deleted']);

@@ -7,7 +7,7 @@ import type { Logger } from '../logger.js';
 import { renderNoticeMail } from '../mail/notice-mail.js';
 import { enqueueMail } from '../mail/outbox.js';
 import type { DestinationPolicy } from './destination.js';
-import { postWebhook, type AttemptResult } from './post.js';
+import { createWebhookAgents, postWebhook, type AttemptResult, type WebhookAgents } from './post.js';
 import { signedHeaders } from './signing.js';
 
 export interface WebhookDeliveryOptions {
@@ -60,6 +60,8 @@ export class WebhookDelivery {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
   private stopped = false;
+  /** connections kept between attempts: a batch to one receiver reuses them */
+  private readonly agents: WebhookAgents;
 
   constructor(options: WebhookDeliveryOptions) {
     this.options = {
@@ -69,6 +71,7 @@ export class WebhookDelivery {
       logRetentionDays: 30,
       ...options,
     };
+    this.agents = createWebhookAgents(this.options.batchSize);
   }
 
   /** Due messages of enabled endpoints (a replay or a test event goes out even to a disabled one). */
@@ -101,11 +104,47 @@ export class WebhookDelivery {
       body,
       this.options.policy,
       this.options.timeoutMs,
+      this.agents,
     );
   }
 
-  /** Records the attempt and moves the message and its endpoint on; returns the outcome. */
-  private async record(message: ClaimedMessage, result: AttemptResult): Promise<keyof WebhookDeliveryReport> {
+  /**
+   * Records a batch's successes in one statement (its own transaction): the attempts, the messages
+   * delivered, and their endpoints healthy again only where they were not, so successes to one
+   * endpoint do not queue on that endpoint's row.
+   */
+  private async recordDelivered(done: { message: ClaimedMessage; result: AttemptResult }[]): Promise<void> {
+    if (done.length === 0) return;
+    await this.options.pool.query(
+      `with done as (
+         select * from unnest($1::bigint[], $2::int[], $3::int[], $4::text[], $5::boolean[], $6::uuid[])
+           as d(message_id, status_code, duration_ms, response_excerpt, manual, endpoint_id)),
+       attempts as (
+         insert into internal.webhook_attempts (message_id, status_code, duration_ms, response_excerpt, manual)
+         select message_id, status_code, duration_ms, response_excerpt, manual from done),
+       delivered as (
+         update internal.webhook_messages m set status = 'delivered', delivered_at = now(), leased_until = null,
+           manual = false
+         from done where m.id = done.message_id)
+       update internal.webhook_endpoints e set consecutive_failures = 0, failing_since = null
+       where e.id in (select endpoint_id from done)
+         and (e.consecutive_failures <> 0 or e.failing_since is not null)`,
+      [
+        done.map((d) => d.message.id),
+        done.map((d) => d.result.statusCode),
+        done.map((d) => d.result.durationMs),
+        done.map((d) => d.result.responseExcerpt),
+        done.map((d) => d.message.manual),
+        done.map((d) => d.message.endpoint_id),
+      ],
+    );
+  }
+
+  /**
+   * Records a failed attempt and moves the message on (retry later, or give up) and its endpoint
+   * (turned off after repeated failure); returns the outcome.
+   */
+  private async recordFailure(message: ClaimedMessage, result: AttemptResult): Promise<'retried' | 'failed'> {
     const client = await this.options.pool.connect();
     try {
       await client.query('begin');
@@ -121,19 +160,6 @@ export class WebhookDelivery {
           message.manual,
         ],
       );
-      if (result.ok) {
-        await client.query(
-          `update internal.webhook_messages set status = 'delivered', delivered_at = now(), leased_until = null,
-             manual = false where id = $1`,
-          [message.id],
-        );
-        await client.query(
-          `update internal.webhook_endpoints set consecutive_failures = 0, failing_since = null where id = $1`,
-          [message.endpoint_id],
-        );
-        await client.query('commit');
-        return 'delivered';
-      }
       // A replay is one attempt asked for by a person: it is not retried on its own.
       const delay = message.manual ? null : retryDelaySeconds(this.options.retrySchedule, message.attempts);
       await client.query(
@@ -221,18 +247,25 @@ export class WebhookDelivery {
   async deliverBatch(): Promise<WebhookDeliveryReport> {
     const batch = await this.claim();
     const report: WebhookDeliveryReport = { delivered: 0, retried: 0, failed: 0 };
+    const delivered: { message: ClaimedMessage; result: AttemptResult }[] = [];
     await Promise.all(
       batch.map(async (message) => {
         const result = await this.attempt(message);
-        if (!result.ok) {
-          this.options.logger.info(
-            { webhookId: message.webhook_id, status: result.statusCode, error: result.error },
-            'webhook attempt failed',
-          );
+        if (result.ok) {
+          delivered.push({ message, result });
+          return;
         }
-        report[await this.record(message, result)]++;
+        this.options.logger.info(
+          { webhookId: message.webhook_id, status: result.statusCode, error: result.error },
+          'webhook attempt failed',
+        );
+        report[await this.recordFailure(message, result)]++;
       }),
     );
+    // Should this fail, the lease runs out and the messages go again: receivers deduplicate by
+    // webhook-id, as at-least-once delivery asks of them.
+    await this.recordDelivered(delivered);
+    report.delivered = delivered.length;
     return report;
   }
 
@@ -290,6 +323,8 @@ export class WebhookDelivery {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    this.agents.http.destroy();
+    this.agents.https.destroy();
   }
 }
 

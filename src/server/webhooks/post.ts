@@ -1,8 +1,37 @@
 // In charge of one webhook HTTP attempt: a POST with a timeout, never following redirects, through
-// the destination guard, reading at most a small excerpt of the answer.
+// the destination guard, reading at most a small excerpt of the answer; and the kept-alive
+// connections attempts share.
 import http from 'node:http';
 import https from 'node:https';
 import { checkUrl, guardedLookup, hostOf, type DestinationPolicy } from './destination.js';
+
+/** Kept-alive connections, per scheme, that attempts to the same host reuse. */
+export interface WebhookAgents {
+  http: http.Agent;
+  https: https.Agent;
+}
+
+/**
+ * An idle connection is closed after this long: below the 5 s a Node.js receiver keeps one open
+ * by default, so we close first rather than send on a connection the receiver is closing.
+ */
+const IDLE_CONNECTION_MS = 4000;
+
+/**
+ * Connections for deliveries, at most `perHost` to one receiver at once. Reusing one is as safe
+ * as opening it: the guarded lookup checked the address it connects to when it was opened, and a
+ * kept connection stays with that address whatever the name resolves to later.
+ */
+export function createWebhookAgents(perHost: number): WebhookAgents {
+  const options = {
+    keepAlive: true,
+    maxSockets: perHost,
+    maxFreeSockets: perHost,
+    timeout: IDLE_CONNECTION_MS,
+    scheduling: 'lifo' as const,
+  };
+  return { http: new http.Agent(options), https: new https.Agent(options) };
+}
 
 export interface AttemptResult {
   statusCode: number | null;
@@ -20,6 +49,8 @@ export async function postWebhook(
   body: string,
   policy: DestinationPolicy,
   timeoutMs: number,
+  /** kept-alive connections to reuse; without them each attempt opens and closes its own */
+  agents?: WebhookAgents,
 ): Promise<AttemptResult> {
   const started = performance.now();
   const done = (partial: Omit<AttemptResult, 'durationMs' | 'ok'>): AttemptResult => ({
@@ -34,7 +65,9 @@ export async function postWebhook(
   } catch (error) {
     return done({ statusCode: null, error: (error as Error).message, responseExcerpt: null });
   }
-  const client = url.protocol === 'https:' ? https : http;
+  const secure = url.protocol === 'https:';
+  const client = secure ? https : http;
+  const agent = agents ? (secure ? agents.https : agents.http) : false;
   return new Promise<AttemptResult>((resolve) => {
     const request = client.request(
       url,
@@ -48,8 +81,7 @@ export async function postWebhook(
         },
         lookup: guardedLookup(policy, hostOf(url)) as never,
         timeout: timeoutMs,
-        // One connection per attempt: a pooled socket would skip the address check.
-        agent: false,
+        agent,
       },
       (response) => {
         const chunks: Buffer[] = [];
