@@ -301,6 +301,11 @@ test('in a browser: staff search, end sessions, ban and delete an account, retry
         await p.getByRole('heading', { level: 1 }).waitFor();
         expect(await seriousViolations(p), `${name} ${look}`).toEqual([]);
         expect((await sidewaysOverflow(p)).by, `${name} ${look}`).toBe(0);
+        // The section tabs fit too, at phone width as well: none hides off to the side.
+        const tabsHidden = await p
+          .getByRole('navigation', { name: 'Operator console' })
+          .evaluate((nav) => nav.scrollWidth - nav.clientWidth);
+        expect(tabsHidden, `${name} ${look}: console tabs`).toBe(0);
         await shoot(p, `${name}-${look}`);
       });
     }
