@@ -137,21 +137,45 @@ describe('claiming a domain', () => {
     expect(idn.verified).toBe(false);
   });
 
-  test('a domain verified by one workspace is refused to another; the same workspace twice too', async () => {
+  test("a domain held by an owner's address may be claimed elsewhere; one held by DNS is refused; the same workspace twice too", async () => {
     const first = await team(`lead@${dom('taken')}`, 'First');
     await ok(first.owner.client, 'add_workspace_domain', { workspace_id: first.id, domain: dom('taken') });
-    const second = await team(`other@${dom('elsewhere')}`, 'Second');
-    const error = await refused(second.owner.client, 'add_workspace_domain', {
-      workspace_id: second.id,
-      domain: dom('taken'),
-    });
-    expect(error.code).toBe('23505');
-    expect(error.message).toMatch(/verified by another workspace/);
+    // Another workspace may claim it, to prove it by DNS; even an owner's address there does not
+    // verify it while the first holds it.
+    const second = await team(`other@${dom('taken')}`, 'Second');
+    const claim = await ok<Domain & { held_elsewhere: boolean }>(
+      second.owner.client,
+      'add_workspace_domain',
+      {
+        workspace_id: second.id,
+        domain: dom('taken'),
+      },
+    );
+    expect(claim).toMatchObject({ verified: false, held_elsewhere: true });
     const again = await refused(first.owner.client, 'add_workspace_domain', {
       workspace_id: first.id,
       domain: dom('taken'),
     });
     expect(again.message).toMatch(/already added/);
+
+    // A domain held by its DNS record is refused to everyone else.
+    const dnsHolder = await team(`lead@${dom('dns-held-owner')}`, 'DNS Holder');
+    const d = await ok<Domain>(dnsHolder.owner.client, 'add_workspace_domain', {
+      workspace_id: dnsHolder.id,
+      domain: dom('dns-held'),
+    });
+    dns.txt.set(dom('dns-held'), [d.dns_record_value]);
+    const token = d.dns_record_value.slice('tenantry-verification='.length);
+    expect(await checkDomain(server.pool, lookUp, { id: d.id, domain: d.domain, token })).toMatchObject({
+      verified: true,
+      verified_by: 'dns',
+    });
+    const error = await refused(second.owner.client, 'add_workspace_domain', {
+      workspace_id: second.id,
+      domain: dom('dns-held'),
+    });
+    expect(error.code).toBe('23505');
+    expect(error.message).toMatch(/verified by another workspace/);
   });
 
   test('members and viewers cannot claim, list or change domains; outsiders see nothing', async () => {
@@ -294,25 +318,66 @@ describe('verification by DNS', () => {
     expect(await auditActions(id)).toEqual(['domain.added', 'domain.verified', 'domain.unverified']);
   });
 
-  test('a record for a domain another workspace holds verifies nothing', async () => {
+  test("a DNS record takes a domain over from an owner's address; the holder is told; a lost record gives it back", async () => {
     const holder = await team(`boss@${dom('held')}`, 'Holder');
-    await ok(holder.owner.client, 'add_workspace_domain', { workspace_id: holder.id, domain: dom('held') });
-    // the second claim was made before the first was verified
-    const late = await team(`x@${dom('late-owner')}`, 'Late');
-    const row = await withService(server.pool, async (tx) => {
-      const r = await tx.query<{ id: string; token: string }>(
-        `insert into internal.workspace_domains (workspace_id, domain, token) values ($1, $2, $3) returning id, token`,
-        [late.id, dom('held'), 'a'.repeat(32)],
-      );
-      return r.rows[0]!;
-    });
-    dns.txt.set(dom('held'), ['tenantry-verification=' + row.token]);
-    const check = await checkDomain(server.pool, lookUp, {
-      id: row.id,
+    const held = await ok<Domain>(holder.owner.client, 'add_workspace_domain', {
+      workspace_id: holder.id,
       domain: dom('held'),
-      token: row.token,
     });
-    expect(check).toMatchObject({ outcome: 'found', verified: false, held_elsewhere: true });
+    expect(held).toMatchObject({ verified: true, verified_by: 'owner_email' });
+    await ok(holder.owner.client, 'set_workspace_domain_policy', {
+      domain_id: held.id,
+      policy: 'auto_join',
+      join_role: 'member',
+    });
+    // The company's workspace proves the domain by DNS.
+    const company = await team(`it@${dom('company')}`, 'Company');
+    const claim = await ok<Domain & { held_elsewhere: boolean }>(
+      company.owner.client,
+      'add_workspace_domain',
+      {
+        workspace_id: company.id,
+        domain: dom('held'),
+      },
+    );
+    expect(claim.held_elsewhere).toBe(true);
+    const token = claim.dns_record_value.slice('tenantry-verification='.length);
+    dns.txt.set(dom('held'), [claim.dns_record_value]);
+    const check = await checkDomain(server.pool, lookUp, { id: claim.id, domain: claim.domain, token });
+    expect(check).toMatchObject({
+      outcome: 'found',
+      verified: true,
+      verified_by: 'dns',
+      held_elsewhere: false,
+    });
+
+    // The holder's claim is unverified: nobody new joins there by the domain; its admins are told.
+    const [before] = await ok<Domain[]>(holder.owner.client, 'list_workspace_domains', {
+      workspace_id: holder.id,
+    });
+    expect(before).toMatchObject({ verified: false, held_elsewhere: true });
+    const newcomer = await person(`new@${dom('held')}`);
+    expect(
+      (await refused(newcomer.client, 'join_workspace_by_domain', { workspace_id: holder.id })).code,
+    ).toBe('42501');
+    expect((await auditActions(holder.id)).at(-1)).toBe('domain.unverified');
+    const told = await server.pool.query<{ subject: string; template: unknown }>(
+      `select subject, template from internal.outbox where kind = 'domain_taken_over' and to_address = $1`,
+      [holder.owner.email],
+    );
+    expect(told.rows).toEqual([
+      expect.objectContaining({ subject: `${dom('held')} is no longer verified for Holder` }),
+    ]);
+    expect(told.rows[0]!.template).toMatchObject({ layout: 'notice' });
+
+    // When the record goes, the owner-address claim takes the domain back at once.
+    dns.txt.set(dom('held'), []);
+    const gone = await checkDomain(server.pool, lookUp, { id: claim.id, domain: claim.domain, token });
+    expect(gone).toMatchObject({ outcome: 'missing', verified: false, held_elsewhere: true });
+    const [after] = await ok<Domain[]>(holder.owner.client, 'list_workspace_domains', {
+      workspace_id: holder.id,
+    });
+    expect(after).toMatchObject({ verified: true, verified_by: 'owner_email' });
   });
 
   test('clients cannot report a DNS finding or read the tables', async () => {

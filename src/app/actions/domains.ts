@@ -41,7 +41,9 @@ export async function addDomainAction(_state: FormState, form: FormData): Promis
       return {
         notice: d.verified
           ? `${d.domain} added and verified by an owner's address`
-          : `${d.domain} added: publish its DNS record to verify it`,
+          : d.held_elsewhere
+            ? `${d.domain} added; another workspace holds it: publish its DNS record to take it over`
+            : `${d.domain} added: publish its DNS record to verify it`,
       };
     } catch (error) {
       const e = error as { code?: string; message?: string };
@@ -90,7 +92,9 @@ export async function checkDomainAction(form: FormData) {
       me.rows[0]?.id ?? null,
     );
     if (result.verified) return { notice: `${d.domain} is verified` };
-    if (result.held_elsewhere) return { notice: `${d.domain} is verified by another workspace` };
+    if (result.held_elsewhere && result.outcome === 'found') {
+      return { notice: `${d.domain} is verified by another workspace's DNS record` };
+    }
     if (result.outcome === 'unknown') return { notice: `DNS did not answer for ${d.domain}; try again soon` };
     return { notice: `No record found yet at ${d.dns_record_name}; DNS changes can take a while` };
   });

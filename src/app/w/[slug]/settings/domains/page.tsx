@@ -72,7 +72,7 @@ export default async function DomainsPage({ params }: Params) {
                     : d.verified_by === 'dns'
                       ? 'Verified by its DNS record; keep the record, it is checked again regularly.'
                       : d.held_elsewhere
-                        ? 'Another workspace has verified this domain.'
+                        ? "Another workspace has verified this domain. If it is yours, publish this TXT record and check: a DNS record takes over a domain verified by an owner's address."
                         : 'Publish this TXT record, then check. An owner with an address on it verifies it too.'}
                   {d.last_checked_at ? (
                     <>

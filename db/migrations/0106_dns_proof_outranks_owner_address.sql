@@ -1,0 +1,149 @@
+-- A DNS proof outranks an owner's address (decision 0095, amended). Until now the first workspace
+-- to verify a domain held it: an employee whose own workspace was verified by their address on
+-- acme.com kept the company's workspace from verifying acme.com at all. Control of the domain's
+-- DNS is the stronger proof, so a workspace may now claim a domain another workspace holds by an
+-- owner's address, and when its TXT record is found (on "Check now" or the 15-minute pass) it
+-- takes the domain over: the holder's claim becomes unverified (its members stay; nobody new
+-- joins by the domain there) and its owners and admins are told by e-mail. A domain held by DNS
+-- stays refused to others. When a DNS proof is lost, an owner-address claim elsewhere may take
+-- the domain back at once.
+
+-- Claims a domain for the workspace (owners and admins): verified at once when an owner's
+-- confirmed address is on it and nobody holds it; otherwise the answer carries the TXT record to
+-- publish, and whether another workspace holds the domain now (by an owner's address: the
+-- record, once found, takes it over).
+create or replace function public.add_workspace_domain(workspace_id uuid, domain text) returns jsonb
+language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+  uid uuid := internal.require_user();
+  clean text := internal.canonical_domain(add_workspace_domain.domain);
+  refusal text;
+  created internal.workspace_domains;
+begin
+  if coalesce(tenantry.role(add_workspace_domain.workspace_id) < 'admin', true) then
+    raise exception 'Workspace not found' using errcode = 'PT404';
+  end if;
+  -- the domain itself or any domain it sits under (mail.gmail.com is gmail's, not yours)
+  select u.reason into refusal from internal.unclaimable_domains u
+  where clean = u.domain or clean like '%.' || u.domain limit 1;
+  if refusal = 'shared_mail' then
+    raise exception '% is a shared mail service: anyone can have an address there', clean using errcode = '22023';
+  elsif refusal is not null then
+    raise exception '% is shared by unrelated owners and cannot be claimed', clean using errcode = '22023';
+  end if;
+  if exists (select 1 from internal.workspace_domains w
+             where w.workspace_id = add_workspace_domain.workspace_id and w.domain = clean) then
+    raise exception 'This workspace has already added %', clean using errcode = '23505';
+  end if;
+  if exists (select 1 from internal.workspace_domains w where w.domain = clean and w.verified_by = 'dns') then
+    raise exception '% is verified by another workspace', clean using errcode = '23505';
+  end if;
+  if (select count(*) from internal.workspace_domains w where w.workspace_id = add_workspace_domain.workspace_id) >= 20 then
+    raise exception 'A workspace can add at most 20 domains' using errcode = '23514';
+  end if;
+  insert into internal.workspace_domains (workspace_id, domain, token, created_by)
+  values (add_workspace_domain.workspace_id, clean, replace(gen_random_uuid()::text, '-', ''), uid)
+  returning * into created;
+  perform internal.audit_record('domain.added', created.workspace_id, null, 'domain', created.domain, '{}');
+  if internal.owner_has_domain(created.workspace_id, created.domain)
+     and not exists (select 1 from internal.workspace_domains o
+                     where o.domain = created.domain and o.verified_at is not null) then
+    created := internal.set_domain_verification(created.id, 'owner_email');
+  end if;
+  return internal.workspace_domain_facts(created) || jsonb_build_object('held_elsewhere',
+    created.verified_at is null and exists (select 1 from internal.workspace_domains o
+      where o.domain = created.domain and o.verified_at is not null));
+end
+$$;
+
+-- Tells the owners and admins of the workspace whose claim `lost` a DNS proof elsewhere took over.
+create function internal.enqueue_domain_taken_over_mails(lost internal.workspace_domains) returns void
+language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+  ws public.workspaces;
+  link text;
+  sentence text;
+  explain text := 'A DNS record proves control of a domain and outranks an owner''s address. Your members stay; '
+    || 'people with an address on it no longer join by it. If the domain is yours, publish your own TXT record '
+    || 'from the domain settings and check it.';
+  admin record;
+begin
+  select * into ws from public.workspaces w where w.id = lost.workspace_id;
+  select s.app_url || '/w/' || ws.slug || '/settings/domains' into link from internal.app_settings s;
+  sentence := 'Another workspace proved control of ' || lost.domain || ' with a DNS record, so it is no longer '
+    || 'verified for "' || ws.name || '".';
+  for admin in
+    select u.id, u.email from public.workspace_members m join auth.users u on u.id = m.user_id
+    where m.workspace_id = lost.workspace_id and m.role >= 'admin'
+      and u.email is not null and u.email_confirmed_at is not null and u.deleted_at is null
+  loop
+    insert into internal.outbox (kind, dedupe_key, to_address, subject, text_body, message_id, template)
+    values (
+      'domain_taken_over',
+      'domain-taken-over:' || lost.id || ':' || admin.id || ':' || extract(epoch from now())::bigint,
+      admin.email,
+      lost.domain || ' is no longer verified for ' || ws.name,
+      concat_ws(E'\n', sentence, '', explain, '', 'Domain settings: ' || link),
+      '<' || gen_random_uuid() || '@tenantry.domain>',
+      jsonb_build_object(
+        'layout', 'notice',
+        'heading', lost.domain || ' was verified elsewhere',
+        'paragraphs', jsonb_build_array(sentence, explain),
+        'action', jsonb_build_object('label', 'Domain settings', 'url', link),
+        'note', 'You get this as an owner or admin of ' || ws.name || '.'));
+  end loop;
+end
+$$;
+
+-- The service's report of a DNS lookup for one claim: found verifies it (taking the domain over
+-- from an owner-address proof elsewhere), gone removes a DNS verification (and lets an
+-- owner-address claim elsewhere take the domain back), unknown (null) changes nothing.
+create or replace function internal.record_domain_dns_check(domain_id uuid, record_found boolean, requested_by uuid default null)
+returns jsonb
+language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+  d internal.workspace_domains;
+  holder internal.workspace_domains;
+  claim record;
+begin
+  update internal.workspace_domains w set last_checked_at = now()
+  where w.id = record_domain_dns_check.domain_id returning * into d;
+  if d.id is null then
+    raise exception 'Domain not found' using errcode = 'PT404';
+  end if;
+  select * into holder from internal.workspace_domains o
+  where o.domain = d.domain and o.verified_at is not null and o.id <> d.id
+  for update;
+  if record_found and d.verified_at is null then
+    if holder.id is null then
+      d := internal.set_domain_verification(d.id, 'dns',
+        jsonb_strip_nulls(jsonb_build_object('requested_by', requested_by)));
+    elsif holder.verified_by = 'owner_email' then
+      holder := internal.set_domain_verification(holder.id, null,
+        jsonb_build_object('reason', 'dns_proof_elsewhere'));
+      perform internal.enqueue_domain_taken_over_mails(holder);
+      d := internal.set_domain_verification(d.id, 'dns',
+        jsonb_strip_nulls(jsonb_build_object('requested_by', requested_by, 'replaced', 'owner_email')));
+    end if;
+  elsif record_found is false and d.verified_by = 'dns' then
+    d := internal.set_domain_verification(d.id, null, jsonb_build_object('reason', 'dns_record_gone'));
+    -- the oldest claim whose owner has an address on the domain takes it back
+    for claim in
+      select o.workspace_id from internal.workspace_domains o
+      where o.domain = d.domain and o.id <> d.id and o.verified_at is null
+      order by o.created_at
+    loop
+      perform internal.recheck_owner_domains(claim.workspace_id);
+    end loop;
+  end if;
+  return internal.workspace_domain_facts(d) || jsonb_build_object('held_elsewhere',
+    d.verified_at is null and exists (select 1 from internal.workspace_domains o
+      where o.domain = d.domain and o.verified_at is not null and o.id <> d.id));
+end
+$$;
+
+alter function internal.enqueue_domain_taken_over_mails(internal.workspace_domains) owner to service_role;
+revoke all on function internal.enqueue_domain_taken_over_mails(internal.workspace_domains) from public;
