@@ -5,6 +5,16 @@
 -- product's HTML layout with a plain-text part (src/server/mail/notice-mail.tsx), as the
 -- invitation does since migration 0086. Decision 0095, amended.
 
+-- The owners and admins of a workspace who can be e-mailed (an address, confirmed, account not
+-- deleted): whom every notice about the workspace goes to.
+create function internal.workspace_admin_recipients(workspace_id uuid) returns table (user_id uuid, email text)
+language sql stable security definer set search_path = ''
+as $$
+  select u.id, u.email from public.workspace_members m join auth.users u on u.id = m.user_id
+  where m.workspace_id = workspace_admin_recipients.workspace_id and m.role >= 'admin'
+    and u.email is not null and u.email_confirmed_at is not null and u.deleted_at is null
+$$;
+
 create or replace function internal.enqueue_join_answer_mail(r internal.workspace_join_requests) returns void
 language plpgsql volatile security definer set search_path = ''
 as $$
@@ -73,15 +83,11 @@ begin
   select s.app_url || '/w/' || ws.slug || '/members' into link from internal.app_settings s;
   sentence := requester || ' asked to join "' || ws.name || '" with their address on ' || r.domain
     || coalesce('; approved, they join as ' || join_role, '') || '.';
-  for admin in
-    select u.id, u.email from public.workspace_members m join auth.users u on u.id = m.user_id
-    where m.workspace_id = r.workspace_id and m.role >= 'admin'
-      and u.email is not null and u.email_confirmed_at is not null and u.deleted_at is null
-  loop
+  for admin in select a.user_id, a.email from internal.workspace_admin_recipients(r.workspace_id) a loop
     insert into internal.outbox (kind, dedupe_key, to_address, subject, text_body, message_id, template)
     values (
       'join_request_received',
-      'join-request-received:' || r.id || ':' || admin.id,
+      'join-request-received:' || r.id || ':' || admin.user_id,
       admin.email,
       requester || ' asked to join ' || ws.name,
       concat_ws(E'\n', sentence, '', 'Approve or deny on the members page: ' || link, '',
@@ -132,5 +138,8 @@ begin
 end
 $$;
 
+alter function internal.workspace_admin_recipients(uuid) owner to service_role;
+revoke all on function internal.workspace_admin_recipients(uuid) from public;
+grant execute on function internal.workspace_admin_recipients(uuid) to service_role;
 alter function internal.enqueue_join_request_mails(internal.workspace_join_requests) owner to service_role;
 revoke all on function internal.enqueue_join_request_mails(internal.workspace_join_requests) from public;

@@ -74,15 +74,11 @@ begin
   select s.app_url || '/w/' || ws.slug || '/settings/domains' into link from internal.app_settings s;
   sentence := 'Another workspace proved control of ' || lost.domain || ' with a DNS record, so it is no longer '
     || 'verified for "' || ws.name || '".';
-  for admin in
-    select u.id, u.email from public.workspace_members m join auth.users u on u.id = m.user_id
-    where m.workspace_id = lost.workspace_id and m.role >= 'admin'
-      and u.email is not null and u.email_confirmed_at is not null and u.deleted_at is null
-  loop
+  for admin in select a.user_id, a.email from internal.workspace_admin_recipients(lost.workspace_id) a loop
     insert into internal.outbox (kind, dedupe_key, to_address, subject, text_body, message_id, template)
     values (
       'domain_taken_over',
-      'domain-taken-over:' || lost.id || ':' || admin.id || ':' || extract(epoch from now())::bigint,
+      'domain-taken-over:' || lost.id || ':' || admin.user_id || ':' || extract(epoch from now())::bigint,
       admin.email,
       lost.domain || ' is no longer verified for ' || ws.name,
       concat_ws(E'\n', sentence, '', explain, '', 'Domain settings: ' || link),

@@ -212,9 +212,8 @@ export class WebhookDelivery {
     );
     if (!changed.rows[0]?.disabled) return;
     const admins = await client.query<{ email: string; name: string; slug: string }>(
-      `select u.email, w.name, w.slug from public.workspace_members m
-       join auth.users u on u.id = m.user_id join public.workspaces w on w.id = m.workspace_id
-       where m.workspace_id = $1 and m.role >= 'admin' and u.email is not null and u.deleted_at is null`,
+      `select a.email, w.name, w.slug from internal.workspace_admin_recipients($1) a
+       join public.workspaces w on w.id = $1`,
       [message.workspace_id],
     );
     const { productName, appUrl } = this.options;
