@@ -143,3 +143,53 @@ $$;
 
 alter function internal.enqueue_domain_taken_over_mails(internal.workspace_domains) owner to service_role;
 revoke all on function internal.enqueue_domain_taken_over_mails(internal.workspace_domains) from public;
+
+-- Checks asked for through the API. "Check now" on the settings page looks the record up at once,
+-- but SQL cannot, so an integration calling the data API asks here and every instance looks for
+-- asked checks every few seconds (src/server/domains/requested-checks.ts); the answer shows in
+-- list_workspace_domains (last_checked_at, verified).
+alter table internal.workspace_domains add column check_requested_at timestamptz;
+create index workspace_domains_check_requested_idx on internal.workspace_domains (check_requested_at)
+  where check_requested_at is not null;
+
+-- Owners and admins ask for a DNS check of one of their claims; one lookup per domain per 30 s.
+create function public.request_domain_check(domain_id uuid) returns jsonb
+language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+  d internal.workspace_domains;
+begin
+  perform internal.require_user();
+  select * into d from internal.workspace_domains w where w.id = request_domain_check.domain_id for update;
+  if d.id is null or coalesce(tenantry.role(d.workspace_id) < 'admin', true) then
+    raise exception 'Domain not found' using errcode = 'PT404';
+  end if;
+  if d.verified_by = 'owner_email' then
+    raise exception '% is verified by an owner''s address; there is no DNS record to check', d.domain
+      using errcode = '22023';
+  end if;
+  if d.check_requested_at is null and d.last_checked_at > now() - interval '30 seconds' then
+    raise exception '% was checked moments ago; ask again in 30 seconds', d.domain using errcode = 'PT429';
+  end if;
+  update internal.workspace_domains w set check_requested_at = coalesce(w.check_requested_at, now())
+  where w.id = d.id returning * into d;
+  return internal.workspace_domain_facts(d) || jsonb_build_object('check_requested_at', d.check_requested_at);
+end
+$$;
+
+-- Asked checks, oldest first, claimed so that two instances do not look up the same domain.
+create function internal.claim_requested_domain_checks(max_rows integer) returns table (id uuid, domain text, token text)
+language sql volatile security definer set search_path = ''
+as $$
+  update internal.workspace_domains d set check_requested_at = null
+  where d.id in (select w.id from internal.workspace_domains w where w.check_requested_at is not null
+                 order by w.check_requested_at limit greatest(coalesce(max_rows, 0), 0)
+                 for update skip locked)
+  returning d.id, d.domain, d.token
+$$;
+
+alter function public.request_domain_check(uuid) owner to service_role;
+alter function internal.claim_requested_domain_checks(integer) owner to service_role;
+revoke all on function public.request_domain_check(uuid) from public;
+revoke all on function internal.claim_requested_domain_checks(integer) from public;
+grant execute on function public.request_domain_check(uuid) to authenticated;

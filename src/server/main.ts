@@ -29,6 +29,7 @@ import { syncWebhookSettings, WebhookDelivery } from './webhooks/delivery.js';
 import { registerRuntime } from './runtime.js';
 import { auditRetentionJob } from './audit/retention.js';
 import { createTxtLookup } from './domains/txt-lookup.js';
+import { RequestedDomainChecks } from './domains/requested-checks.js';
 import { domainRecheckJob } from './domains/verification.js';
 import { Scheduler } from './scheduler.js';
 import { syncAppSettings } from './settings.js';
@@ -202,6 +203,10 @@ async function main(): Promise<void> {
     productName: config.authEmail.productName,
   });
   webhooks.start();
+  const domainLookup = createTxtLookup({ servers: config.domainVerificationDnsServers });
+  // DNS checks asked for through the data API (request_domain_check) are answered by every instance.
+  const domainChecks = new RequestedDomainChecks({ pool, lookUp: domainLookup, logger });
+  domainChecks.start();
   const scheduler = config.scheduler
     ? new Scheduler({
         pool,
@@ -214,7 +219,7 @@ async function main(): Promise<void> {
             run: () => runDigest(digest, frequency),
           })),
           auditRetentionJob(pool, config.auditRetentionDays),
-          domainRecheckJob(pool, createTxtLookup({ servers: config.domainVerificationDnsServers })),
+          domainRecheckJob(pool, domainLookup),
         ],
       })
     : undefined;
@@ -260,7 +265,7 @@ async function main(): Promise<void> {
     const realtimeClosed = realtime.close();
     const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
     try {
-      await Promise.all([closed, realtimeClosed, scheduler?.stop(), webhooks.stop()]);
+      await Promise.all([closed, realtimeClosed, scheduler?.stop(), webhooks.stop(), domainChecks.stop()]);
       clearTimeout(deadline);
       // The mail batch being sent completes; unsent mail stays in the outbox for the next start.
       await mail?.stop();

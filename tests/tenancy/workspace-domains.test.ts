@@ -8,7 +8,9 @@ import type { SupabaseClient } from '@supabase/supabase-js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { withService } from '../../src/server/db/transactions.js';
 import { createTxtLookup } from '../../src/server/domains/txt-lookup.js';
+import { RequestedDomainChecks } from '../../src/server/domains/requested-checks.js';
 import { checkDomain, recheckDomains } from '../../src/server/domains/verification.js';
+import { createLogger } from '../../src/server/logger.js';
 import { startDnsServer, type DnsServer } from '../support/dns-server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { workspace, type SignedIn } from '../support/workspaces.js';
@@ -29,6 +31,7 @@ interface Domain {
   join_role: string;
   dns_record_name: string;
   dns_record_value: string;
+  last_checked_at: string | null;
 }
 
 async function person(email: string): Promise<SignedIn> {
@@ -378,6 +381,47 @@ describe('verification by DNS', () => {
       workspace_id: holder.id,
     });
     expect(after).toMatchObject({ verified: true, verified_by: 'owner_email' });
+  });
+
+  test('an integration asks for a check through the data API; an instance looks it up within seconds', async () => {
+    const { owner, id } = await team(`boss@${dom('asked-owner')}`, 'Asked');
+    const d = await ok<Domain>(owner.client, 'add_workspace_domain', {
+      workspace_id: id,
+      domain: dom('asked'),
+    });
+    const member = await person(`m@${dom('asked-member')}`);
+    await withService(server.pool, (tx) =>
+      tx.query(
+        `insert into public.workspace_members (workspace_id, user_id, role) values ($1, $2, 'member')`,
+        [id, member.id],
+      ),
+    );
+    expect((await refused(member.client, 'request_domain_check', { domain_id: d.id })).code).toBe('PT404');
+    dns.txt.set(dom('asked'), [d.dns_record_value]);
+    const asked = await ok<{ check_requested_at: string }>(owner.client, 'request_domain_check', {
+      domain_id: d.id,
+    });
+    expect(asked.check_requested_at).toBeTruthy();
+    // Asking again before the lookup keeps the one request.
+    await ok(owner.client, 'request_domain_check', { domain_id: d.id });
+
+    const checks = new RequestedDomainChecks({ pool: server.pool, lookUp, logger: createLogger('silent') });
+    expect(await checks.runOnce()).toBe(1);
+    expect(await checks.runOnce()).toBe(0);
+    const [after] = await ok<Domain[]>(owner.client, 'list_workspace_domains', { workspace_id: id });
+    expect(after).toMatchObject({ verified: true, verified_by: 'dns' });
+    expect(after!.last_checked_at).toBeTruthy();
+
+    // Checked moments ago: the next ask waits 30 s. A domain an owner's address proves has nothing to check.
+    expect((await refused(owner.client, 'request_domain_check', { domain_id: d.id })).code).toBe('PT429');
+    const byAddress = await ok<Domain>(owner.client, 'add_workspace_domain', {
+      workspace_id: id,
+      domain: dom('asked-owner'),
+    });
+    expect(byAddress.verified_by).toBe('owner_email');
+    expect((await refused(owner.client, 'request_domain_check', { domain_id: byAddress.id })).code).toBe(
+      '22023',
+    );
   });
 
   test('clients cannot report a DNS finding or read the tables', async () => {
