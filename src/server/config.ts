@@ -718,7 +718,7 @@ const envSchema = z.object({
   REALTIME_PRESENCE_CALLS_PER_WINDOW: positiveInt.max(100_000).default(5),
   REALTIME_PRESENCE_WINDOW_MS: positiveInt.min(100).max(3_600_000).default(30_000),
   REALTIME_MAX_PRESENCE_BYTES: positiveInt.max(5_000_000).default(64 * 1024),
-  REALTIME_KEY_CHECK_MS: positiveInt.min(100).max(600_000).default(5000),
+  REALTIME_KEY_CHECK_MS: positiveInt.min(100).max(600_000).default(1000),
   FREE_PLAN_PROJECTS: z.coerce.number().int().min(0).default(1000),
   FREE_PLAN_LIMITS: z
     .string()
