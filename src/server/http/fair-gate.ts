@@ -194,12 +194,14 @@ export class FairGate {
   }
 
   private enter(caller: string, address: string | null, gone?: AbortSignal): Promise<void> {
-    if (gone?.aborted) return Promise.reject(new ClientGoneError());
     const state = this.state(caller);
     if (state.waiting.length === 0 && this.canStart(caller, state, address)) {
       this.occupy(state, address);
       return Promise.resolve();
     }
+    // Only a place in the queue is refused to a client already gone: a free slot is taken anyway,
+    // since work the request started (a step after its last byte arrived) may need finishing.
+    if (gone?.aborted) return Promise.reject(new ClientGoneError());
     if (state.waiting.length >= this.options.maxWaitingPerCaller) {
       this.forget(caller, state);
       return Promise.reject(

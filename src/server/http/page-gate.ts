@@ -105,8 +105,11 @@ export function createPageGate(options: PageGateOptions): PageGate {
           ),
         );
       } catch (error) {
-        // Nobody is left to answer: the page was abandoned before its turn came.
-        if (error instanceof ClientGoneError) return;
+        // Nobody is left to answer: the page was abandoned before its turn came (499 for the logs).
+        if (error instanceof ClientGoneError) {
+          res.statusCode = 499;
+          return;
+        }
         // Only the gate's own refusals are answered here; the web app answers its errors itself.
         if (started || !(error instanceof HttpError) || res.headersSent) throw error;
         refuse(res, error);

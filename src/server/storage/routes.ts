@@ -6,7 +6,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { readNodeBody } from '../http/body.js';
 import { addressGroup, clientAddress } from '../http/client-address.js';
-import { whileConnected } from '../http/client-gone.js';
 import { FairGate } from '../http/fair-gate.js';
 import { nodeHeaders, type HeaderReader } from '../http/headers.js';
 import { isHttpError } from '../http/errors.js';
@@ -162,14 +161,13 @@ export function createStorageHandler(deps: StorageRouteDeps, logger: Logger) {
     const address = clientAddress(nodeHeaders(req.headers), req, deps.trustProxy);
     return {
       ...deps,
+      // No client-gone signal here: a storage request takes several turns, and those after an
+      // upload's last byte (completing it, cleaning up) must run even if the client left.
       turn: (claims, fn) =>
-        whileConnected(req, (gone) =>
-          gate.run(
-            typeof claims.sub === 'string' ? `user:${claims.sub}` : `address:${address ?? 'unknown'}`,
-            fn,
-            addressGroup(address),
-            gone,
-          ),
+        gate.run(
+          typeof claims.sub === 'string' ? `user:${claims.sub}` : `address:${address ?? 'unknown'}`,
+          fn,
+          addressGroup(address),
         ),
     };
   };
