@@ -235,6 +235,77 @@ test('a backlog to one receiver goes out over kept-alive connections, each messa
   expect(receiver.connections - opened).toBeLessThanOrEqual(20);
 });
 
+test('an answer with a NUL byte is logged without it, and the message is not sent again', async () => {
+  const nul = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\u0000done'));
+  });
+  await new Promise<void>((resolve) => nul.listen(0, '127.0.0.1', resolve));
+  try {
+    const endpoint = await createEndpoint(
+      admin,
+      `http://127.0.0.1:${(nul.address() as AddressInfo).port}/hook`,
+      ['project.created'],
+    );
+    await owner.client.from('projects').insert({ workspace_id: ws, name: 'Nul answer' });
+    const d = deliverer();
+    try {
+      expect(await d.drain()).toEqual({ delivered: 1, retried: 0, failed: 0 });
+    } finally {
+      await d.stop();
+    }
+    const attempts = await server.pool.query<{ response_excerpt: string; status: string }>(
+      `select a.response_excerpt, m.status from internal.webhook_attempts a
+       join internal.webhook_messages m on m.id = a.message_id where m.endpoint_id = $1`,
+      [endpoint.id],
+    );
+    expect(attempts.rows).toEqual([{ response_excerpt: 'okdone', status: 'delivered' }]);
+  } finally {
+    nul.closeAllConnections();
+    await new Promise((resolve) => nul.close(resolve));
+  }
+});
+
+test('a kept connection the receiver reset is not a failed attempt: it is sent again on a new one', async () => {
+  // A receiver that answers the first request on a connection and resets it on the second, as
+  // one closing idle connections at the moment a message is written to it would.
+  const requestsOn = new WeakMap<object, number>();
+  const connections: import('node:net').Socket[] = [];
+  const resetting = createTcpServer((socket) => {
+    connections.push(socket);
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('latin1');
+      const seen = (requestsOn.get(socket) ?? 0) + (text.match(/^POST /gm)?.length ?? 0);
+      requestsOn.set(socket, seen);
+      if (seen >= 2) return void socket.resetAndDestroy();
+      if (text.includes('\r\n\r\n')) {
+        socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => resetting.listen(0, '127.0.0.1', resolve));
+  try {
+    await createEndpoint(admin, `http://127.0.0.1:${(resetting.address() as AddressInfo).port}/hook`, [
+      'project.created',
+    ]);
+    const d = deliverer();
+    try {
+      for (const name of ['First on the connection', 'Second, reset']) {
+        await owner.client.from('projects').insert({ workspace_id: ws, name });
+        expect(await d.drain()).toEqual({ delivered: 1, retried: 0, failed: 0 });
+      }
+    } finally {
+      await d.stop();
+    }
+    // The second went out on a connection of its own after the reset.
+    expect(connections).toHaveLength(2);
+  } finally {
+    for (const socket of connections) socket.destroy();
+    await new Promise((resolve) => resetting.close(resolve));
+  }
+});
+
 test('an endpoint that keeps failing is turned off, its admins are e-mailed, and turning it on resumes', async () => {
   receiver.status = 500;
   const endpoint = await createEndpoint(owner, receiver.url(), ['project.created', 'project.deleted']);

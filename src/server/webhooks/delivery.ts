@@ -246,25 +246,35 @@ export class WebhookDelivery {
   async deliverBatch(): Promise<WebhookDeliveryReport> {
     const batch = await this.claim();
     const report: WebhookDeliveryReport = { delivered: 0, retried: 0, failed: 0 };
-    const delivered: { message: ClaimedMessage; result: AttemptResult }[] = [];
-    await Promise.all(
-      batch.map(async (message) => {
-        const result = await this.attempt(message);
-        if (result.ok) {
-          delivered.push({ message, result });
-          return;
-        }
+    const attempts = await Promise.all(
+      batch.map(async (message) => ({ message, result: await this.attempt(message) })),
+    );
+    // Successes first, in one statement: an endpoint that just accepted a message is healthy
+    // before its failures in the same batch are counted. Should this fail, the lease runs out and
+    // the messages go again: receivers deduplicate by webhook-id, as at-least-once asks of them.
+    const delivered = attempts.filter((a) => a.result.ok);
+    await this.recordDelivered(delivered);
+    report.delivered = delivered.length;
+    // Each failure on its own: one that cannot be recorded leaves the others recorded.
+    const failed = attempts.filter((a) => !a.result.ok);
+    const recorded = await Promise.allSettled(
+      failed.map(({ message, result }) => {
         this.options.logger.info(
           { webhookId: message.webhook_id, status: result.statusCode, error: result.error },
           'webhook attempt failed',
         );
-        report[await this.recordFailure(message, result)]++;
+        return this.recordFailure(message, result);
       }),
     );
-    // Should this fail, the lease runs out and the messages go again: receivers deduplicate by
-    // webhook-id, as at-least-once delivery asks of them.
-    await this.recordDelivered(delivered);
-    report.delivered = delivered.length;
+    recorded.forEach((outcome, i) => {
+      if (outcome.status === 'fulfilled') report[outcome.value]++;
+      else {
+        this.options.logger.error(
+          { err: outcome.reason, webhookId: failed[i]!.message.webhook_id },
+          'recording a failed webhook attempt failed',
+        );
+      }
+    });
     return report;
   }
 

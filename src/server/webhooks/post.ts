@@ -43,6 +43,11 @@ export interface AttemptResult {
 
 const EXCERPT_BYTES = 1024;
 
+/** Text a receiver sent, as the attempt log keeps it: PostgreSQL text cannot hold NUL. */
+function storable(text: string): string {
+  return text.replaceAll(String.fromCharCode(0), '');
+}
+
 export async function postWebhook(
   target: string,
   headers: Record<string, string>,
@@ -54,7 +59,9 @@ export async function postWebhook(
 ): Promise<AttemptResult> {
   const started = performance.now();
   const done = (partial: Omit<AttemptResult, 'durationMs' | 'ok'>): AttemptResult => ({
-    ...partial,
+    statusCode: partial.statusCode,
+    error: partial.error === null ? null : storable(partial.error),
+    responseExcerpt: partial.responseExcerpt === null ? null : storable(partial.responseExcerpt),
     durationMs: Math.round(performance.now() - started),
     ok: partial.statusCode !== null && partial.statusCode >= 200 && partial.statusCode < 300,
   });
@@ -66,9 +73,33 @@ export async function postWebhook(
     return done({ statusCode: null, error: (error as Error).message, responseExcerpt: null });
   }
   const secure = url.protocol === 'https:';
-  const client = secure ? https : http;
-  const agent = agents ? (secure ? agents.https : agents.http) : false;
-  return new Promise<AttemptResult>((resolve) => {
+  const pooled = agents ? (secure ? agents.https : agents.http) : false;
+  const first = await send(url, headers, body, policy, timeoutMs, pooled);
+  // A kept connection the receiver closed while it sat idle fails as soon as it is written to;
+  // that is no answer from the receiver, so the attempt is made again on a new connection.
+  const result =
+    first.staleConnection && pooled ? await send(url, headers, body, policy, timeoutMs, false) : first;
+  return done(result);
+}
+
+interface Sent {
+  statusCode: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+  /** the request failed on a reused connection before any answer (reset or closed by the peer) */
+  staleConnection: boolean;
+}
+
+function send(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  policy: DestinationPolicy,
+  timeoutMs: number,
+  agent: http.Agent | false,
+): Promise<Sent> {
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise<Sent>((resolve) => {
     const request = client.request(
       url,
       {
@@ -92,22 +123,24 @@ export async function postWebhook(
           size += chunk.length;
         });
         response.on('end', () =>
-          resolve(
-            done({
-              statusCode: response.statusCode ?? null,
-              // A redirect is an answer, not a place to go: it is logged and counts as a failure.
-              error:
-                response.statusCode && response.statusCode >= 300 && response.statusCode < 400
-                  ? `redirect to ${response.headers.location ?? '(no location)'} not followed`
-                  : null,
-              responseExcerpt: Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8'),
-            }),
-          ),
+          resolve({
+            statusCode: response.statusCode ?? null,
+            // A redirect is an answer, not a place to go: it is logged and counts as a failure.
+            error:
+              response.statusCode && response.statusCode >= 300 && response.statusCode < 400
+                ? `redirect to ${response.headers.location ?? '(no location)'} not followed`
+                : null,
+            responseExcerpt: Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8'),
+            staleConnection: false,
+          }),
         );
         response.on('error', (error) =>
-          resolve(
-            done({ statusCode: response.statusCode ?? null, error: error.message, responseExcerpt: null }),
-          ),
+          resolve({
+            statusCode: response.statusCode ?? null,
+            error: error.message,
+            responseExcerpt: null,
+            staleConnection: false,
+          }),
         );
       },
     );
@@ -116,8 +149,13 @@ export async function postWebhook(
       timeoutMs,
     );
     request.on('timeout', () => request.destroy(new Error(`timed out after ${timeoutMs} ms`)));
-    request.on('error', (error) =>
-      resolve(done({ statusCode: null, error: error.message, responseExcerpt: null })),
+    request.on('error', (error: NodeJS.ErrnoException) =>
+      resolve({
+        statusCode: null,
+        error: error.message,
+        responseExcerpt: null,
+        staleConnection: request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE'),
+      }),
     );
     request.on('close', () => clearTimeout(overall));
     request.end(body);
