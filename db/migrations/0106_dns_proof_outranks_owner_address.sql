@@ -5,8 +5,8 @@
 -- owner's address, and when its TXT record is found (on "Check now" or the 15-minute pass) it
 -- takes the domain over: the holder's claim becomes unverified (its members stay; nobody new
 -- joins by the domain there) and its owners and admins are told by e-mail. A domain held by DNS
--- stays refused to others. When a DNS proof is lost, an owner-address claim elsewhere may take
--- the domain back at once.
+-- stays refused to others. When a verified claim is lost (its DNS record gone) or removed, an
+-- owner-address claim elsewhere may take the domain back at once, with the policy it had.
 
 -- Claims a domain for the workspace (owners and admins): verified at once when an owner's
 -- confirmed address is on it and nobody holds it; otherwise the answer carries the TXT record to
@@ -93,6 +93,43 @@ begin
 end
 $$;
 
+-- Offers a domain nobody holds any more to the other workspaces' claims on it: the oldest whose
+-- owner has a confirmed address on it is verified by that address.
+create function internal.offer_domain_to_owner_claims(domain text) returns void
+language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+  claim record;
+begin
+  for claim in
+    select o.workspace_id from internal.workspace_domains o
+    where o.domain = offer_domain_to_owner_claims.domain and o.verified_at is null
+    order by o.created_at
+  loop
+    exit when exists (select 1 from internal.workspace_domains v
+                      where v.domain = offer_domain_to_owner_claims.domain and v.verified_at is not null);
+    perform internal.recheck_owner_domains(claim.workspace_id);
+  end loop;
+end
+$$;
+
+-- Removes a claim; a verified one leaves its domain to the other workspaces' owner-address claims.
+create or replace function public.remove_workspace_domain(domain_id uuid) returns jsonb
+language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+  d internal.workspace_domains := internal.domain_for_admin(remove_workspace_domain.domain_id);
+begin
+  delete from internal.workspace_domains w where w.id = d.id;
+  perform internal.audit_record('domain.removed', d.workspace_id, null, 'domain', d.domain,
+    jsonb_build_object('was_verified', d.verified_at is not null));
+  if d.verified_at is not null then
+    perform internal.offer_domain_to_owner_claims(d.domain);
+  end if;
+  return internal.workspace_domain_facts(d);
+end
+$$;
+
 -- The service's report of a DNS lookup for one claim: found verifies it (taking the domain over
 -- from an owner-address proof elsewhere), gone removes a DNS verification (and lets an
 -- owner-address claim elsewhere take the domain back), unknown (null) changes nothing.
@@ -103,7 +140,6 @@ as $$
 declare
   d internal.workspace_domains;
   holder internal.workspace_domains;
-  claim record;
 begin
   update internal.workspace_domains w set last_checked_at = now()
   where w.id = record_domain_dns_check.domain_id returning * into d;
@@ -126,14 +162,7 @@ begin
     end if;
   elsif record_found is false and d.verified_by = 'dns' then
     d := internal.set_domain_verification(d.id, null, jsonb_build_object('reason', 'dns_record_gone'));
-    -- the oldest claim whose owner has an address on the domain takes it back
-    for claim in
-      select o.workspace_id from internal.workspace_domains o
-      where o.domain = d.domain and o.id <> d.id and o.verified_at is null
-      order by o.created_at
-    loop
-      perform internal.recheck_owner_domains(claim.workspace_id);
-    end loop;
+    perform internal.offer_domain_to_owner_claims(d.domain);
   end if;
   return internal.workspace_domain_facts(d) || jsonb_build_object('held_elsewhere',
     d.verified_at is null and exists (select 1 from internal.workspace_domains o
@@ -142,7 +171,9 @@ end
 $$;
 
 alter function internal.enqueue_domain_taken_over_mails(internal.workspace_domains) owner to service_role;
+alter function internal.offer_domain_to_owner_claims(text) owner to service_role;
 revoke all on function internal.enqueue_domain_taken_over_mails(internal.workspace_domains) from public;
+revoke all on function internal.offer_domain_to_owner_claims(text) from public;
 
 -- Checks asked for through the API. "Check now" on the settings page looks the record up at once,
 -- but SQL cannot, so an integration calling the data API asks here and every instance looks for
@@ -181,7 +212,8 @@ $$;
 create function internal.claim_requested_domain_checks(max_rows integer) returns table (id uuid, domain text, token text)
 language sql volatile security definer set search_path = ''
 as $$
-  update internal.workspace_domains d set check_requested_at = null
+  -- Marked checked now, so a new request while the lookup runs waits its 30 s like any other.
+  update internal.workspace_domains d set check_requested_at = null, last_checked_at = now()
   where d.id in (select w.id from internal.workspace_domains w where w.check_requested_at is not null
                  order by w.check_requested_at limit greatest(coalesce(max_rows, 0), 0)
                  for update skip locked)

@@ -381,6 +381,15 @@ describe('verification by DNS', () => {
       workspace_id: holder.id,
     });
     expect(after).toMatchObject({ verified: true, verified_by: 'owner_email' });
+
+    // Taken over again, then the company removes its claim: the holder has it back at once.
+    dns.txt.set(dom('held'), [claim.dns_record_value]);
+    await checkDomain(server.pool, lookUp, { id: claim.id, domain: claim.domain, token });
+    await ok(company.owner.client, 'remove_workspace_domain', { domain_id: claim.id });
+    const [back] = await ok<Domain[]>(holder.owner.client, 'list_workspace_domains', {
+      workspace_id: holder.id,
+    });
+    expect(back).toMatchObject({ verified: true, verified_by: 'owner_email' });
   });
 
   test('an integration asks for a check through the data API; an instance looks it up within seconds', async () => {

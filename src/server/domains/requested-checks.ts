@@ -25,7 +25,18 @@ export class RequestedDomainChecks {
       'select id, domain, token from internal.claim_requested_domain_checks($1)',
       [BATCH],
     );
-    await Promise.all(claimed.rows.map((row) => checkDomain(this.deps.pool, this.deps.lookUp, row)));
+    // Each check on its own: one failing (its claim removed meanwhile) stops none of the others.
+    const outcomes = await Promise.allSettled(
+      claimed.rows.map((row) => checkDomain(this.deps.pool, this.deps.lookUp, row)),
+    );
+    outcomes.forEach((outcome, i) => {
+      if (outcome.status === 'rejected') {
+        this.deps.logger.warn(
+          { err: outcome.reason, domain: claimed.rows[i]!.domain },
+          'requested domain check failed',
+        );
+      }
+    });
     return claimed.rows.length;
   }
 
