@@ -78,7 +78,8 @@ begin
     insert into internal.outbox (kind, dedupe_key, to_address, subject, text_body, message_id, template)
     values (
       'domain_taken_over',
-      'domain-taken-over:' || lost.id || ':' || admin.user_id || ':' || extract(epoch from now())::bigint,
+      -- one per takeover (a domain can change hands twice within a second) and person
+      'domain-taken-over:' || lost.id || ':' || admin.user_id || ':' || txid_current(),
       admin.email,
       lost.domain || ' is no longer verified for ' || ws.name,
       concat_ws(E'\n', sentence, '', explain, '', 'Domain settings: ' || link),
