@@ -5,8 +5,12 @@
 -- Proof is either an owner of the workspace with a confirmed address on the domain (checked again
 -- whenever an owner leaves, is demoted or changes address) or a DNS TXT record
 -- `tenantry-verification=<token>` at `_tenantry.<domain>` or the domain itself, which the service
--- looks up (it cannot be done from SQL) and reports through internal.record_domain_dns_check.
--- A domain is verified by at most one workspace at a time (a unique index says so).
+-- looks up (it cannot be done from SQL) and reports through internal.record_domain_dns_check;
+-- integrations on the data API ask for a lookup with request_domain_check.
+-- A domain is verified by at most one workspace at a time (a unique index says so), and a DNS
+-- proof outranks an owner's address: a workspace may claim a domain another holds by an owner's
+-- address, and its TXT record, once found, takes the domain over (the holder's admins are told);
+-- when a verified claim is lost or removed, an owner-address claim elsewhere takes it back.
 --
 -- Both tables live in `internal`, out of the data API: clients reach them only through the
 -- functions below, which check the caller's role and address in the database, so a page, a script
@@ -56,6 +60,8 @@ create table internal.workspace_domains (
   verified_at timestamptz,
   verified_by text check (verified_by in ('owner_email', 'dns')),
   last_checked_at timestamptz,
+  -- a DNS check asked for through the API (request_domain_check), not yet claimed by an instance
+  check_requested_at timestamptz,
   -- what a person whose confirmed address is on the domain may do: nothing, join, or ask to join
   policy text not null default 'off' check (policy in ('off', 'auto_join', 'request')),
   -- the role they get; never admin or owner (decision 0095)
@@ -72,6 +78,8 @@ create index workspace_domains_created_by_idx on internal.workspace_domains (cre
 -- The periodic DNS check takes the longest unchecked first.
 create index workspace_domains_dns_check_idx on internal.workspace_domains (last_checked_at nulls first)
   where verified_by is distinct from 'owner_email';
+create index workspace_domains_check_requested_idx on internal.workspace_domains (check_requested_at)
+  where check_requested_at is not null;
 revoke all on internal.workspace_domains from public, anon, authenticated, service_role;
 grant select, insert, update, delete on internal.workspace_domains to service_role;
 
@@ -243,8 +251,10 @@ create trigger users_recheck_domains after update of email, email_confirmed_at, 
     or old.deleted_at is distinct from new.deleted_at)
   execute function internal.on_user_address_changed_for_domains();
 
--- Claims a domain for the workspace (owners and admins). Verified at once when an owner's
--- confirmed address is on it; otherwise the answer carries the TXT record to publish.
+-- Claims a domain for the workspace (owners and admins): verified at once when an owner's
+-- confirmed address is on it and nobody holds it; otherwise the answer carries the TXT record to
+-- publish, and whether another workspace holds the domain now (by an owner's address: the
+-- record, once found, takes it over).
 create function public.add_workspace_domain(workspace_id uuid, domain text) returns jsonb
 language plpgsql volatile security definer set search_path = ''
 as $$
@@ -269,7 +279,7 @@ begin
              where w.workspace_id = add_workspace_domain.workspace_id and w.domain = clean) then
     raise exception 'This workspace has already added %', clean using errcode = '23505';
   end if;
-  if exists (select 1 from internal.workspace_domains w where w.domain = clean and w.verified_at is not null) then
+  if exists (select 1 from internal.workspace_domains w where w.domain = clean and w.verified_by = 'dns') then
     raise exception '% is verified by another workspace', clean using errcode = '23505';
   end if;
   if (select count(*) from internal.workspace_domains w where w.workspace_id = add_workspace_domain.workspace_id) >= 20 then
@@ -279,10 +289,14 @@ begin
   values (add_workspace_domain.workspace_id, clean, replace(gen_random_uuid()::text, '-', ''), uid)
   returning * into created;
   perform internal.audit_record('domain.added', created.workspace_id, null, 'domain', created.domain, '{}');
-  if internal.owner_has_domain(created.workspace_id, created.domain) then
+  if internal.owner_has_domain(created.workspace_id, created.domain)
+     and not exists (select 1 from internal.workspace_domains o
+                     where o.domain = created.domain and o.verified_at is not null) then
     created := internal.set_domain_verification(created.id, 'owner_email');
   end if;
-  return internal.workspace_domain_facts(created);
+  return internal.workspace_domain_facts(created) || jsonb_build_object('held_elsewhere',
+    created.verified_at is null and exists (select 1 from internal.workspace_domains o
+      where o.domain = created.domain and o.verified_at is not null));
 end
 $$;
 
@@ -353,7 +367,8 @@ begin
 end
 $$;
 
--- Removes the claim; pending requests made through it stay for the admins to answer or deny.
+-- Removes a claim; pending requests made through it stay for the admins to answer or deny. A
+-- verified one leaves its domain to the other workspaces' owner-address claims.
 create function public.remove_workspace_domain(domain_id uuid) returns jsonb
 language plpgsql volatile security definer set search_path = ''
 as $$
@@ -363,35 +378,50 @@ begin
   delete from internal.workspace_domains w where w.id = d.id;
   perform internal.audit_record('domain.removed', d.workspace_id, null, 'domain', d.domain,
     jsonb_build_object('was_verified', d.verified_at is not null));
+  if d.verified_at is not null then
+    perform internal.offer_domain_to_owner_claims(d.domain);
+  end if;
   return internal.workspace_domain_facts(d);
 end
 $$;
 
--- The service's report of a DNS lookup for a domain (the database cannot look one up itself):
--- record_found = true verifies it unless another workspace holds it; false takes away a DNS
--- verification; null (the lookup failed) changes nothing but the time of the check.
+-- The service's report of a DNS lookup for one claim: found verifies it (taking the domain over
+-- from an owner-address proof elsewhere), gone removes a DNS verification (and lets an
+-- owner-address claim elsewhere take the domain back), unknown (null) changes nothing.
 create function internal.record_domain_dns_check(domain_id uuid, record_found boolean, requested_by uuid default null)
 returns jsonb
 language plpgsql volatile security definer set search_path = ''
 as $$
 declare
   d internal.workspace_domains;
-  taken boolean;
+  holder internal.workspace_domains;
 begin
   update internal.workspace_domains w set last_checked_at = now()
   where w.id = record_domain_dns_check.domain_id returning * into d;
   if d.id is null then
     raise exception 'Domain not found' using errcode = 'PT404';
   end if;
-  taken := exists (select 1 from internal.workspace_domains o
-                   where o.domain = d.domain and o.verified_at is not null and o.id <> d.id);
-  if record_found and d.verified_at is null and not taken then
-    d := internal.set_domain_verification(d.id, 'dns',
-      jsonb_strip_nulls(jsonb_build_object('requested_by', requested_by)));
+  select * into holder from internal.workspace_domains o
+  where o.domain = d.domain and o.verified_at is not null and o.id <> d.id
+  for update;
+  if record_found and d.verified_at is null then
+    if holder.id is null then
+      d := internal.set_domain_verification(d.id, 'dns',
+        jsonb_strip_nulls(jsonb_build_object('requested_by', requested_by)));
+    elsif holder.verified_by = 'owner_email' then
+      holder := internal.set_domain_verification(holder.id, null,
+        jsonb_build_object('reason', 'dns_proof_elsewhere'));
+      perform internal.enqueue_domain_taken_over_mails(holder);
+      d := internal.set_domain_verification(d.id, 'dns',
+        jsonb_strip_nulls(jsonb_build_object('requested_by', requested_by, 'replaced', 'owner_email')));
+    end if;
   elsif record_found is false and d.verified_by = 'dns' then
     d := internal.set_domain_verification(d.id, null, jsonb_build_object('reason', 'dns_record_gone'));
+    perform internal.offer_domain_to_owner_claims(d.domain);
   end if;
-  return internal.workspace_domain_facts(d) || jsonb_build_object('held_elsewhere', taken and d.verified_at is null);
+  return internal.workspace_domain_facts(d) || jsonb_build_object('held_elsewhere',
+    d.verified_at is null and exists (select 1 from internal.workspace_domains o
+      where o.domain = d.domain and o.verified_at is not null and o.id <> d.id));
 end
 $$;
 
@@ -467,7 +497,8 @@ as $$
 $$;
 
 -- Asks to join where the workspace approves each person. One pending request per workspace, and
--- after a denial a day's wait, so a request cannot be used to flood the admins.
+-- after a denial a day's wait, so a request cannot be used to flood the admins; the owners and
+-- admins are e-mailed (once a day per requester).
 create function public.request_to_join_workspace(workspace_id uuid) returns jsonb
 language plpgsql volatile security definer set search_path = ''
 as $$
@@ -498,6 +529,7 @@ begin
   values (d.workspace_id, uid, d.domain) returning * into created;
   perform internal.audit_record('join_request.created', d.workspace_id, uid, 'join_request', created.id::text,
     jsonb_build_object('domain', d.domain));
+  perform internal.enqueue_join_request_mails(created);
   return internal.join_request_facts(created);
 end
 $$;
@@ -543,7 +575,9 @@ begin
 end
 $$;
 
--- Tells the requester the answer, by e-mail through the outbox, in the same transaction.
+-- Tells the requester the answer, by e-mail through the outbox, in the same transaction; the
+-- facts ride along (template.layout = 'notice') so the service renders it in the product's HTML
+-- layout with a text part (src/server/mail/notice-mail.tsx), as the invitation is.
 create function internal.enqueue_join_answer_mail(r internal.workspace_join_requests) returns void
 language plpgsql volatile security definer set search_path = ''
 as $$
@@ -551,29 +585,35 @@ declare
   ws public.workspaces;
   address text;
   link text;
+  approved boolean := r.status = 'approved';
+  sentence text;
 begin
   select * into ws from public.workspaces w where w.id = r.workspace_id;
   select u.email into address from auth.users u where u.id = r.user_id and u.deleted_at is null;
   if address is null then
     return;
   end if;
-  select s.app_url || case when r.status = 'approved' then '/w/' || ws.slug else '/workspaces' end
+  select s.app_url || case when approved then '/w/' || ws.slug else '/workspaces' end
     into link from internal.app_settings s;
-  insert into internal.outbox (kind, dedupe_key, to_address, subject, text_body, message_id)
+  sentence := 'An admin of "' || ws.name || '" ' || case when approved then 'approved' else 'declined' end
+    || ' your request to join.';
+  insert into internal.outbox (kind, dedupe_key, to_address, subject, text_body, message_id, template)
   values (
     'join_request_answered',
     'join-request:' || r.id,
     address,
-    case when r.status = 'approved' then 'You have joined ' || ws.name
+    case when approved then 'You have joined ' || ws.name
          else 'Your request to join ' || ws.name || ' was declined' end,
-    case when r.status = 'approved' then
-      concat_ws(E'\n', 'An admin of "' || ws.name || '" approved your request to join.', '',
-        'Open the workspace: ' || link)
-    else
-      concat_ws(E'\n', 'An admin of "' || ws.name || '" declined your request to join.', '',
-        'Your workspaces: ' || link)
-    end,
-    '<' || gen_random_uuid() || '@tenantry.join-request>');
+    concat_ws(E'\n', sentence, '',
+      case when approved then 'Open the workspace: ' else 'Your workspaces: ' end || link),
+    '<' || gen_random_uuid() || '@tenantry.join-request>',
+    jsonb_build_object(
+      'layout', 'notice',
+      'heading', case when approved then 'Welcome to ' || ws.name else 'Your request was declined' end,
+      'paragraphs', jsonb_build_array(sentence),
+      'action', jsonb_build_object(
+        'label', case when approved then 'Open the workspace' else 'Your workspaces' end,
+        'url', link)));
 end
 $$;
 
@@ -652,6 +692,159 @@ as $$
   limit greatest(coalesce(max_rows, 0), 0)
 $$;
 
+-- The owners and admins of a workspace who can be e-mailed (an address, confirmed, account not
+-- deleted): whom every notice about the workspace goes to.
+create function internal.workspace_admin_recipients(workspace_id uuid) returns table (user_id uuid, email text)
+language sql stable security definer set search_path = ''
+as $$
+  select u.id, u.email from public.workspace_members m join auth.users u on u.id = m.user_id
+  where m.workspace_id = workspace_admin_recipients.workspace_id and m.role >= 'admin'
+    and u.email is not null and u.email_confirmed_at is not null and u.deleted_at is null
+$$;
+
+-- Tells the workspace's owners and admins (confirmed, not deleted accounts) that `r` waits for an
+-- answer. Skipped when the same person already asked this workspace within the last day.
+create function internal.enqueue_join_request_mails(r internal.workspace_join_requests) returns void
+language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+  ws public.workspaces;
+  requester text;
+  join_role text;
+  link text;
+  sentence text;
+  admin record;
+begin
+  if exists (select 1 from internal.workspace_join_requests q
+             where q.workspace_id = r.workspace_id and q.user_id = r.user_id and q.id <> r.id
+               and q.created_at > now() - interval '1 day') then
+    return;
+  end if;
+  select * into ws from public.workspaces w where w.id = r.workspace_id;
+  select case when nullif(btrim(p.display_name), '') is null then u.email
+              else btrim(p.display_name) || ' (' || u.email || ')' end
+    into requester
+  from auth.users u left join public.profiles p on p.id = u.id
+  where u.id = r.user_id;
+  select d.join_role::text into join_role from internal.workspace_domains d
+  where d.workspace_id = r.workspace_id and d.domain = r.domain;
+  select s.app_url || '/w/' || ws.slug || '/members' into link from internal.app_settings s;
+  sentence := requester || ' asked to join "' || ws.name || '" with their address on ' || r.domain
+    || coalesce('; approved, they join as ' || join_role, '') || '.';
+  for admin in select a.user_id, a.email from internal.workspace_admin_recipients(r.workspace_id) a loop
+    insert into internal.outbox (kind, dedupe_key, to_address, subject, text_body, message_id, template)
+    values (
+      'join_request_received',
+      'join-request-received:' || r.id || ':' || admin.user_id,
+      admin.email,
+      requester || ' asked to join ' || ws.name,
+      concat_ws(E'\n', sentence, '', 'Approve or deny on the members page: ' || link, '',
+        'You get this as an owner or admin of ' || ws.name || '.'),
+      '<' || gen_random_uuid() || '@tenantry.join-request>',
+      jsonb_build_object(
+        'layout', 'notice',
+        'heading', 'A request to join ' || ws.name,
+        'paragraphs', jsonb_build_array(sentence),
+        'action', jsonb_build_object('label', 'Approve or deny', 'url', link),
+        'note', 'You get this as an owner or admin of ' || ws.name || '.'));
+  end loop;
+end
+$$;
+
+-- Tells the owners and admins of the workspace whose claim `lost` a DNS proof elsewhere took over.
+create function internal.enqueue_domain_taken_over_mails(lost internal.workspace_domains) returns void
+language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+  ws public.workspaces;
+  link text;
+  sentence text;
+  explain text := 'A DNS record proves control of a domain and outranks an owner''s address. Your members stay; '
+    || 'people with an address on it no longer join by it. If the domain is yours, publish your own TXT record '
+    || 'from the domain settings and check it.';
+  admin record;
+begin
+  select * into ws from public.workspaces w where w.id = lost.workspace_id;
+  select s.app_url || '/w/' || ws.slug || '/settings/domains' into link from internal.app_settings s;
+  sentence := 'Another workspace proved control of ' || lost.domain || ' with a DNS record, so it is no longer '
+    || 'verified for "' || ws.name || '".';
+  for admin in select a.user_id, a.email from internal.workspace_admin_recipients(lost.workspace_id) a loop
+    insert into internal.outbox (kind, dedupe_key, to_address, subject, text_body, message_id, template)
+    values (
+      'domain_taken_over',
+      -- one per takeover (a domain can change hands twice within a second) and person
+      'domain-taken-over:' || lost.id || ':' || admin.user_id || ':' || txid_current(),
+      admin.email,
+      lost.domain || ' is no longer verified for ' || ws.name,
+      concat_ws(E'\n', sentence, '', explain, '', 'Domain settings: ' || link),
+      '<' || gen_random_uuid() || '@tenantry.domain>',
+      jsonb_build_object(
+        'layout', 'notice',
+        'heading', lost.domain || ' was verified elsewhere',
+        'paragraphs', jsonb_build_array(sentence, explain),
+        'action', jsonb_build_object('label', 'Domain settings', 'url', link),
+        'note', 'You get this as an owner or admin of ' || ws.name || '.'));
+  end loop;
+end
+$$;
+
+-- Offers a domain nobody holds any more to the other workspaces' claims on it: the oldest whose
+-- owner has a confirmed address on it is verified by that address.
+create function internal.offer_domain_to_owner_claims(domain text) returns void
+language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+  claim record;
+begin
+  for claim in
+    select o.workspace_id from internal.workspace_domains o
+    where o.domain = offer_domain_to_owner_claims.domain and o.verified_at is null
+    order by o.created_at
+  loop
+    exit when exists (select 1 from internal.workspace_domains v
+                      where v.domain = offer_domain_to_owner_claims.domain and v.verified_at is not null);
+    perform internal.recheck_owner_domains(claim.workspace_id);
+  end loop;
+end
+$$;
+
+-- Owners and admins ask for a DNS check of one of their claims; one lookup per domain per 30 s.
+create function public.request_domain_check(domain_id uuid) returns jsonb
+language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+  d internal.workspace_domains;
+begin
+  perform internal.require_user();
+  select * into d from internal.workspace_domains w where w.id = request_domain_check.domain_id for update;
+  if d.id is null or coalesce(tenantry.role(d.workspace_id) < 'admin', true) then
+    raise exception 'Domain not found' using errcode = 'PT404';
+  end if;
+  if d.verified_by = 'owner_email' then
+    raise exception '% is verified by an owner''s address; there is no DNS record to check', d.domain
+      using errcode = '22023';
+  end if;
+  if d.check_requested_at is null and d.last_checked_at > now() - interval '30 seconds' then
+    raise exception '% was checked moments ago; ask again in 30 seconds', d.domain using errcode = 'PT429';
+  end if;
+  update internal.workspace_domains w set check_requested_at = coalesce(w.check_requested_at, now())
+  where w.id = d.id returning * into d;
+  return internal.workspace_domain_facts(d) || jsonb_build_object('check_requested_at', d.check_requested_at);
+end
+$$;
+
+-- Asked checks, oldest first, claimed so that two instances do not look up the same domain.
+create function internal.claim_requested_domain_checks(max_rows integer) returns table (id uuid, domain text, token text)
+language sql volatile security definer set search_path = ''
+as $$
+  -- Marked checked now, so a new request while the lookup runs waits its 30 s like any other.
+  update internal.workspace_domains d set check_requested_at = null, last_checked_at = now()
+  where d.id in (select w.id from internal.workspace_domains w where w.check_requested_at is not null
+                 order by w.check_requested_at limit greatest(coalesce(max_rows, 0), 0)
+                 for update skip locked)
+  returning d.id, d.domain, d.token
+$$;
+
 -- Definers run as service_role (decision 0089 / migration 0089).
 alter function internal.my_email_domain() owner to service_role;
 alter function internal.owner_has_domain(uuid, text) owner to service_role;
@@ -719,3 +912,18 @@ grant execute on function public.cancel_join_request(uuid) to authenticated;
 grant execute on function public.list_join_requests(uuid) to authenticated;
 grant execute on function public.answer_join_request(uuid, boolean) to authenticated;
 grant execute on function public.my_join_requests() to authenticated;
+
+alter function internal.workspace_admin_recipients(uuid) owner to service_role;
+alter function internal.enqueue_join_request_mails(internal.workspace_join_requests) owner to service_role;
+alter function internal.enqueue_domain_taken_over_mails(internal.workspace_domains) owner to service_role;
+alter function internal.offer_domain_to_owner_claims(text) owner to service_role;
+alter function public.request_domain_check(uuid) owner to service_role;
+alter function internal.claim_requested_domain_checks(integer) owner to service_role;
+revoke all on function internal.workspace_admin_recipients(uuid) from public;
+revoke all on function internal.enqueue_join_request_mails(internal.workspace_join_requests) from public;
+revoke all on function internal.enqueue_domain_taken_over_mails(internal.workspace_domains) from public;
+revoke all on function internal.offer_domain_to_owner_claims(text) from public;
+revoke all on function public.request_domain_check(uuid) from public;
+revoke all on function internal.claim_requested_domain_checks(integer) from public;
+grant execute on function internal.workspace_admin_recipients(uuid) to service_role;
+grant execute on function public.request_domain_check(uuid) to authenticated;

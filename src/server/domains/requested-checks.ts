@@ -1,5 +1,5 @@
 // In charge of the DNS checks workspaces ask for through the API (public.request_domain_check,
-// migration 0106): every few seconds each instance claims the asked checks (skipping those another
+// migration 0101): every few seconds each instance claims the asked checks (skipping those another
 // instance claimed) and looks each record up as "Check now" does. SQL cannot resolve names, so
 // this is how an integration on the data API gets a check without waiting for the 15-minute pass.
 import type { Pool } from '../db/pool.js';
