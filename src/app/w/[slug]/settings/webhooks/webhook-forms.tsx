@@ -79,20 +79,7 @@ export function CreateWebhookForm({
         aria-invalid={eventsError ? true : undefined}
       >
         <legend className="mb-1 text-sm font-medium">Events</legend>
-        <div className="grid grid-cols-1 gap-x-4 sm:grid-cols-2 lg:grid-cols-3">
-          {events.map((event) => (
-            <label key={event} className="flex min-h-11 cursor-pointer items-center gap-3 text-sm">
-              <input
-                type="checkbox"
-                name="event_types"
-                value={event}
-                defaultChecked={chosen.includes(event)}
-                className="size-4 accent-[var(--primary)]"
-              />
-              <code>{event}</code>
-            </label>
-          ))}
-        </div>
+        <EventCheckboxes events={events} chosen={chosen} />
         {eventsError ? (
           <p id="event-types-error" className="text-sm text-destructive">
             {eventsError}
@@ -242,20 +229,7 @@ export function EditEvents({
         {custom.map((e) => (
           <input key={e} type="hidden" name="event_types" value={e} />
         ))}
-        <div className="grid grid-cols-1 gap-x-4 sm:grid-cols-2 lg:grid-cols-3">
-          {events.map((event) => (
-            <label key={event} className="flex min-h-11 cursor-pointer items-center gap-3 text-sm">
-              <input
-                type="checkbox"
-                name="event_types"
-                value={event}
-                defaultChecked={chosen.includes(event)}
-                className="size-4 accent-[var(--primary)]"
-              />
-              <code>{event}</code>
-            </label>
-          ))}
-        </div>
+        <EventCheckboxes events={events} chosen={chosen} />
         <div>
           <SubmitButton variant="outline" size="sm" pendingText="Saving…">
             Save events
@@ -263,5 +237,25 @@ export function EditEvents({
         </div>
       </form>
     </details>
+  );
+}
+
+/** The catalogue's events as checkboxes named event_types, those in `chosen` ticked. */
+function EventCheckboxes({ events, chosen }: { events: readonly string[]; chosen: readonly string[] }) {
+  return (
+    <div className="grid grid-cols-1 gap-x-4 sm:grid-cols-2 lg:grid-cols-3">
+      {events.map((event) => (
+        <label key={event} className="flex min-h-11 cursor-pointer items-center gap-3 text-sm">
+          <input
+            type="checkbox"
+            name="event_types"
+            value={event}
+            defaultChecked={chosen.includes(event)}
+            className="size-4 accent-[var(--primary)]"
+          />
+          <code>{event}</code>
+        </label>
+      ))}
+    </div>
   );
 }
